@@ -1,0 +1,1 @@
+"""Torch building blocks of the LOInK network (training side only)."""

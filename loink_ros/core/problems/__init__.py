@@ -1,0 +1,1 @@
+"""Problems: robot + task + cost + sampler (ROS-free)."""

@@ -1,0 +1,48 @@
+"""Problem: robot + task map + cost + configuration sampler, the thing LOInK learns."""
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class Problem(ABC):
+    """Base class; a variant defines the task map, its Jacobian and the cost."""
+
+    name: str
+    joint_names: list[str]
+    lower: np.ndarray
+    upper: np.ndarray
+    task_names: list[str]
+    cost_name: str
+
+    @property
+    def dim(self) -> int:
+        """Configuration dimension n."""
+        return len(self.joint_names)
+
+    @property
+    def task_dim(self) -> int:
+        """Task dimension p."""
+        return len(self.task_names)
+
+    @abstractmethod
+    def task(self, q: np.ndarray) -> np.ndarray:
+        """Task reached by each configuration, (B, n) -> (B, p)."""
+
+    @abstractmethod
+    def task_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """d task / d q at one configuration, (n,) -> (p, n)."""
+
+    @abstractmethod
+    def cost(self, q: np.ndarray) -> np.ndarray:
+        """Cost of each configuration, (B, n) -> (B,)."""
+
+    def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Configurations spread over the joint limits, (count, n)."""
+        return rng.uniform(self.lower, self.upper, size=(count, self.dim))
+
+    def metadata(self) -> dict:
+        """The description stored with a trained model."""
+        return {'name': self.name, 'joint_names': list(self.joint_names),
+                'joint_lower': self.lower.tolist(), 'joint_upper': self.upper.tolist(),
+                'task_names': list(self.task_names), 'cost_name': self.cost_name}

@@ -1,0 +1,15 @@
+"""Problems by name, as the CLI and model files refer to them."""
+
+from collections.abc import Callable
+
+from loink_ros.core.problems.planar3 import Planar3Problem
+from loink_ros.core.problems.problem import Problem
+
+PROBLEMS: dict[str, Callable[[], Problem]] = {'planar3': Planar3Problem}
+
+
+def make_problem(name: str) -> Problem:
+    """Build the named problem."""
+    if name not in PROBLEMS:
+        raise KeyError(f'unknown problem {name!r}; known: {", ".join(sorted(PROBLEMS))}')
+    return PROBLEMS[name]()

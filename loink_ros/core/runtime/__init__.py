@@ -1,0 +1,1 @@
+"""Numpy runtime of the LOInK network: no ROS, no torch."""

@@ -1,0 +1,62 @@
+"""Checks of request inputs, each failure a SolverError with a specific code."""
+
+import numpy as np
+
+from loink_ros.core.runtime.errors import ErrorCode, SolverError
+
+MAX_SAMPLES = 10_000
+MAX_SPREAD = 100.0
+
+
+def finite_vector(value, length: int, what: str, wrong_length: ErrorCode) -> np.ndarray:
+    """A float vector of the given length with only finite entries."""
+    try:
+        vector = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise SolverError(wrong_length, f'{what} is not a list of numbers') from None
+    if vector.size != length:
+        raise SolverError(wrong_length, f'{what} has {vector.size} values, expected {length}')
+    if not np.all(np.isfinite(vector)):
+        raise SolverError(ErrorCode.NON_FINITE_INPUT, f'{what} contains NaN or inf: {vector.tolist()}')
+    return vector
+
+
+def task_vector(task, lower: np.ndarray, upper: np.ndarray, margin: float) -> np.ndarray:
+    """A task inside the training bounds widened by `margin` of their range."""
+    if task is None or np.size(task) == 0:
+        raise SolverError(ErrorCode.EMPTY_REQUEST, 'the request has no task')
+    y = finite_vector(task, len(lower), 'task', ErrorCode.INVALID_TASK_DIMENSION)
+    slack = margin * (upper - lower)
+    outside = (y < lower - slack) | (y > upper + slack)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise SolverError(ErrorCode.TASK_OUT_OF_BOUNDS,
+                          f'task[{i}] = {y[i]:.6g} is outside the training bounds '
+                          f'[{lower[i]:.6g}, {upper[i]:.6g}]')
+    return y
+
+
+def latent_vector(latent, length: int) -> np.ndarray:
+    """The latent z; empty or None means the optimum z = 0."""
+    if latent is None or np.size(latent) == 0:
+        return np.zeros(length)
+    return finite_vector(latent, length, 'latent', ErrorCode.INVALID_LATENT)
+
+
+def sample_count(count) -> int:
+    """A count in 1..MAX_SAMPLES."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
+        raise SolverError(ErrorCode.INVALID_COUNT, f'count must be an integer, got {count!r}')
+    if not 1 <= count <= MAX_SAMPLES:
+        raise SolverError(ErrorCode.INVALID_COUNT, f'count = {count}, allowed 1..{MAX_SAMPLES}')
+    return int(count)
+
+
+def sample_spread(spread) -> float:
+    """A latent variance c in [0, MAX_SPREAD]."""
+    c = float(spread)
+    if not np.isfinite(c):
+        raise SolverError(ErrorCode.NON_FINITE_INPUT, f'spread is {c}')
+    if not 0.0 <= c <= MAX_SPREAD:
+        raise SolverError(ErrorCode.INVALID_SPREAD, f'spread = {c:g}, allowed 0..{MAX_SPREAD:g}')
+    return c

@@ -1,0 +1,100 @@
+"""The LOInK runtime solver: optimal solve, latent sampling, refinement (no torch)."""
+
+import numpy as np
+
+from loink_ros.core.problems.problem import Problem
+from loink_ros.core.runtime import requests
+from loink_ros.core.runtime.errors import ErrorCode, SolverError
+from loink_ros.core.runtime.model_file import ModelFile
+from loink_ros.core.runtime.network import InverseState
+from loink_ros.core.runtime.onnx_forward import OnnxForward
+from loink_ros.core.runtime.refine import refine
+from loink_ros.core.runtime.solution import Solution
+
+
+class LOInKSolver:
+    """x* = G^-1([y; z]) in joint units, clipped to the limits and checked by true FK."""
+
+    def __init__(self, model: ModelFile, problem: Problem, method: str = 'newton',
+                 tol: float | None = None, max_iter: int | None = None,
+                 bounds_margin: float = 0.0, forward_backend: str = 'numpy'):
+        if list(problem.joint_names) != list(model.problem['joint_names']):
+            raise ValueError(f'model joints {model.problem["joint_names"]} differ from the '
+                             f'robot joints {problem.joint_names}')
+        if forward_backend not in ('numpy', 'onnxruntime'):
+            raise ValueError(f'unknown forward backend {forward_backend!r}')
+        self.model, self.problem = model, problem
+        self.norm = model.normalization
+        self.method, self.tol, self.max_iter = method, tol, max_iter
+        self.bounds_margin = bounds_margin
+        self.onnx = OnnxForward(model.onnx_path) if forward_backend == 'onnxruntime' else None
+
+    def check_task(self, task) -> np.ndarray:
+        """The task as a vector, or a SolverError saying what is wrong with it."""
+        return requests.task_vector(task, self.model.task_lower, self.model.task_upper,
+                                    self.bounds_margin)
+
+    def forward(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Network (task, latent, predicted cost) of configurations (B, n), in robot units."""
+        q = np.atleast_2d(q)
+        if self.onnx is not None:
+            return self.onnx(q)
+        out = self.model.network.forward(self.norm.x_to_net(q))
+        y_n, z = out[:, :self.model.task_dim], out[:, self.model.task_dim:]
+        cost = self.norm.cost_from_net(self.model.cost_head.cost(z, y_n))
+        return self.norm.y_from_net(y_n), z, cost
+
+    def seed_state(self, seed) -> InverseState | None:
+        """Warm-start state from a seed configuration (None for no seed)."""
+        if seed is None or np.size(seed) == 0:
+            return None
+        q = requests.finite_vector(seed, self.problem.dim, 'seed', ErrorCode.INVALID_SEED_STATE)
+        q = np.clip(q, self.problem.lower, self.problem.upper)
+        return self.model.network.state_at(self.norm.x_to_net(q[None]))
+
+    def solve(self, task, latent=None, refine_answer: bool = False, seed=None) -> Solution:
+        """One solution; latent None is the cost-optimal z = 0."""
+        y = self.check_task(task)
+        z = requests.latent_vector(latent, self.model.latent_dim)
+        solutions, _ = self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))
+        return solutions[0]
+
+    def solve_batch(self, tasks: np.ndarray, refine_answer: bool = False) -> list[Solution]:
+        """Optimal solutions for many tasks at once, (B, p)."""
+        tasks = np.atleast_2d(tasks)
+        if tasks.shape[0] == 0:
+            raise SolverError(ErrorCode.EMPTY_REQUEST, 'no tasks given')
+        y = np.stack([self.check_task(t) for t in tasks])
+        return self.solve_rows(y, np.zeros((len(y), self.model.latent_dim)), refine_answer)[0]
+
+    def sample(self, task, count: int, spread: float, refine_answer: bool = False,
+               random_seed: int | None = None) -> list[Solution]:
+        """`count` solutions with z ~ N(0, spread I), best cost first."""
+        y = self.check_task(task)
+        count, spread = requests.sample_count(count), requests.sample_spread(spread)
+        rng = np.random.default_rng(random_seed)
+        z = rng.normal(0.0, np.sqrt(spread), size=(count, self.model.latent_dim))
+        solutions, _ = self.solve_rows(np.repeat(y[None], count, 0), z, refine_answer)
+        return sorted(solutions, key=lambda s: s.cost)
+
+    def solve_rows(self, y: np.ndarray, z: np.ndarray, refine_answer: bool,
+                   warm_start: InverseState | None = None) -> tuple[list[Solution], InverseState]:
+        """Checked tasks (B, p) and latents (B, n - p) to solutions and the inverse's state."""
+        y_n = self.norm.y_to_net(y)
+        result = self.model.network.inverse(np.hstack([y_n, z]), self.method, self.tol,
+                                            self.max_iter, warm_start)
+        raw = self.norm.x_from_net(result.x)
+        predicted = self.norm.cost_from_net(self.model.cost_head.cost(z, y_n))
+        solutions = [self._finish(q, y[i], z[i], predicted[i], refine_answer,
+                                  bool(result.converged[i])) for i, q in enumerate(raw)]
+        return solutions, result.state
+
+    def _finish(self, q: np.ndarray, y: np.ndarray, z: np.ndarray, predicted: float,
+                refine_answer: bool, converged: bool) -> Solution:
+        inside = np.clip(q, self.problem.lower, self.problem.upper)
+        clipped = not np.array_equal(inside, q)
+        if refine_answer:
+            inside, _ = refine(self.problem, inside, y)
+        error = float(np.linalg.norm(self.problem.task(inside)[0] - y))
+        return Solution(inside, z, float(predicted), float(self.problem.cost(inside)[0]), error,
+                        clipped, refine_answer, converged)

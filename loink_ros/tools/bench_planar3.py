@@ -1,0 +1,88 @@
+"""`loink bench planar3`: regret against a dense search, task error, inverse speed."""
+
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from loink_ros.core.problems.planar3 import Planar3Problem
+from loink_ros.core.runtime.model_file import load_model
+from loink_ros.core.runtime.solver import LOInKSolver
+
+NEAR_OPTIMAL = 0.02   # share of the task's cost range
+AMBIGUOUS_SPAN = 0.3  # rad: near-optimal configurations farther than this from the best
+INVERSE_TOL = 1e-6
+GRID = 300
+
+
+def ground_truth(problem: Planar3Problem, y: float) -> dict:
+    """Cost range and ambiguity of one task from its whole self-motion set."""
+    configs = problem.self_motion_set(y, GRID)
+    cost = problem.cost(configs)
+    low, high = float(cost.min()), float(cost.max())
+    best = configs[cost.argmin()]
+    near = configs[cost <= low + NEAR_OPTIMAL * (high - low)]
+    span = float(np.linalg.norm(near - best, axis=1).max())
+    return {'j_min': low, 'j_max': high, 'span': span}
+
+
+
+def _timed(func) -> tuple[float, object]:
+    began = time.perf_counter()
+    out = func()
+    return 1e3 * (time.perf_counter() - began), out
+
+
+def run(model_name: str, n_tasks: int, seed: int) -> dict:
+    """All figures of the planar3 bench."""
+    problem = Planar3Problem()
+    model = load_model(model_name)
+    solver = LOInKSolver(model, problem)
+    rng = np.random.default_rng(seed)
+    tasks = rng.uniform(model.task_lower, model.task_upper, size=(n_tasks, model.task_dim))
+    rows = []
+    for y in tqdm(tasks, desc='bench planar3', unit='task'):
+        truth = ground_truth(problem, float(y[0]))
+        raw_ms, raw = _timed(lambda: solver.solve(y))
+        refined_ms, refined = _timed(lambda: solver.solve(y, refine_answer=True))
+        w = np.hstack([model.normalization.y_to_net(y), np.zeros(model.latent_dim)])[None]
+        dys_ms, dys = _timed(lambda: model.network.inverse(w, 'davis_yin', INVERSE_TOL))
+        fast_ms, fast = _timed(lambda: model.network.inverse(w, 'newton', INVERSE_TOL))
+        exact = model.network.inverse(w)
+        span = truth['j_max'] - truth['j_min']
+        rows.append({
+            'regret': (raw.cost - truth['j_min']) / span,
+            'regret_refined': (refined.cost - truth['j_min']) / span,
+            'ambiguous': truth['span'] > AMBIGUOUS_SPAN, 'span': truth['span'],
+            'error': raw.task_error, 'error_refined': refined.task_error,
+            'clipped': raw.clipped, 'converged': bool(exact.converged[0] and fast.converged[0]),
+            'residual': float(np.linalg.norm(model.network.forward(exact.x) - w)),
+            'residual_fast': float(np.linalg.norm(model.network.forward(fast.x) - w)),
+            'residual_dys': float(np.linalg.norm(model.network.forward(dys.x) - w)),
+            'dys_fast_gap': float(np.abs(dys.x - fast.x).max()),
+            'dys_iterations': max(dys.iterations), 'fast_iterations': max(fast.iterations),
+            'raw_ms': raw_ms, 'refined_ms': refined_ms, 'dys_ms': dys_ms, 'fast_ms': fast_ms})
+    col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
+    med = lambda k: float(np.median(col[k]))
+    p95 = lambda k: float(np.percentile(col[k], 95))
+    return {
+        'model': model.name, 'model_version': model.version, 'n_tasks': n_tasks,
+        'ambiguous_fraction': float(col['ambiguous'].mean()),
+        'near_optimal_span_p95_rad': p95('span'),
+        'median_regret': med('regret'), 'p95_regret': p95('regret'),
+        'median_regret_refined': med('regret_refined'), 'p95_regret_refined': p95('regret_refined'),
+        'median_task_error_m': med('error'), 'p95_task_error_m': p95('error'),
+        'median_task_error_refined_m': med('error_refined'),
+        'max_task_error_refined_m': float(col['error_refined'].max()),
+        'clipped_fraction': float(col['clipped'].mean()),
+        'converged_fraction': float(col['converged'].mean()),
+        'max_inverse_residual': float(col['residual'].max()),
+        'max_inverse_residual_fast_tol_1e-6': float(col['residual_fast'].max()),
+        'max_inverse_residual_dys_tol_1e-6': float(col['residual_dys'].max()),
+        'max_dys_fast_difference': float(col['dys_fast_gap'].max()),
+        'dys_iterations_median': med('dys_iterations'),
+        'fast_iterations_median': med('fast_iterations'),
+        'dys_time_ms_median': med('dys_ms'), 'fast_time_ms_median': med('fast_ms'),
+        'solve_time_ms_median': med('raw_ms'), 'refined_time_ms_median': med('refined_ms'),
+        'speedup_fast_over_dys': med('dys_ms') / med('fast_ms'),
+    }

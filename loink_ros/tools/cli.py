@@ -1,0 +1,258 @@
+"""`loink`: dataset, train, export, info, solve, sample, track, bench, plot, demo."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from loink_ros.core.runtime.errors import ModelFileError, SolverError
+
+
+def _floats(text: str) -> list[float]:
+    return [float(v) for v in text.replace(',', ' ').split()]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in text.replace(',', ' ').split()]
+
+
+def _emit(result, json_path: str | None) -> None:
+    """Print as JSON; also write to a file when asked ('-' is standard output only)."""
+    text = json.dumps(result, indent=2)
+    if json_path and json_path != '-':
+        Path(json_path).write_text(text + '\n')
+    print(text)
+
+
+def cmd_dataset(args) -> None:
+    from loink_ros.core.dataset import generate_dataset, save_dataset
+    from loink_ros.core.problems.registry import make_problem
+    data = generate_dataset(make_problem(args.problem), args.count, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    save_dataset(data, args.out)
+    print(f'wrote {len(data)} samples to {args.out}')
+
+
+def cmd_train(args) -> None:
+    from loink_ros.core.dataset import load_dataset
+    from loink_ros.core.export import export_model
+    from loink_ros.core.network.loink_net import NetworkConfig
+    from loink_ros.core.problems.registry import make_problem
+    from loink_ros.core.training import TrainConfig, train
+    data = load_dataset(args.data)
+    problem = make_problem(data.problem)
+    network = NetworkConfig(args.blocks, args.depth, args.mu, args.nu, args.learn_bounds,
+                            args.cost_hidden)
+    config = TrainConfig(network, args.cost_weight, args.epochs, args.batch_size, args.lr,
+                         args.lr_final, args.val_fraction, args.seed, args.device)
+    result = train(data, problem, config, args.out, resume=not args.no_resume)
+    print(f"trained {len(result.history)} epochs; validation task RMSE "
+          f"{result.history[-1]['val_task_rmse']:.3g}; checkpoint and log.csv in {args.out}")
+    if args.export:
+        for path in export_model(result, problem, args.export):
+            print(f'wrote {path}')
+
+
+def cmd_export(args) -> None:
+    from loink_ros.core.export import export_model
+    from loink_ros.core.problems.registry import make_problem
+    from loink_ros.core.training import load_trained
+    result = load_trained(args.run)
+    for path in export_model(result, make_problem(result.problem), args.out):
+        print(f'wrote {path}')
+
+
+def _solver(args):
+    from loink_ros.core.problems.registry import make_problem
+    from loink_ros.core.runtime.model_file import load_model
+    from loink_ros.core.runtime.solver import LOInKSolver
+    model = load_model(args.model)
+    return LOInKSolver(model, make_problem(model.problem['name']))
+
+
+def _solution_dict(solver, solution) -> dict:
+    return {'joint_names': list(solver.problem.joint_names), 'q': solution.q.tolist(),
+            'latent': solution.latent.tolist(), 'predicted_cost': solution.predicted_cost,
+            'cost': solution.cost, 'task_error': solution.task_error,
+            'clipped': solution.clipped, 'refined': solution.refined,
+            'converged': solution.converged}
+
+
+def cmd_info(args) -> None:
+    from loink_ros.core.runtime.model_file import load_model
+    model = load_model(args.model)
+    net = model.meta['network']
+    _emit({'name': model.name, 'version': model.version, 'path': str(model.path),
+           **{k: model.problem[k] for k in ('joint_names', 'joint_lower', 'joint_upper',
+                                            'task_names', 'task_lower', 'task_upper', 'cost_name')},
+           'latent_dim': model.latent_dim, 'mu': net['mu'], 'nu': net['nu']}, args.json)
+
+
+def cmd_solve(args) -> None:
+    import time
+    solver = _solver(args)
+    began = time.perf_counter()
+    solution = solver.solve(args.task, args.latent, args.refine, args.seed_q)
+    result = _solution_dict(solver, solution)
+    result['solve_time_ms'] = 1e3 * (time.perf_counter() - began)
+    _emit(result, args.json)
+
+
+def cmd_sample(args) -> None:
+    solver = _solver(args)
+    solutions = solver.sample(args.task, args.count, args.spread, args.refine, args.random_seed)
+    _emit([_solution_dict(solver, s) for s in solutions], args.json)
+
+
+def cmd_track(args) -> None:
+    from loink_ros.core.runtime.tracking import Tracker
+    solver = _solver(args)
+    if args.tasks_file:
+        targets = np.atleast_2d(np.loadtxt(args.tasks_file, delimiter=',', ndmin=2))
+    else:
+        start, stop = np.asarray(args.start), np.asarray(args.stop)
+        targets = np.linspace(start, stop, args.steps)
+    tracker = Tracker(solver, args.smoothing, args.refine)
+    tracker.reset(None if args.initial_q is None else np.asarray(args.initial_q))
+    path = [_solution_dict(solver, tracker.step(y)) | {'task': y.tolist()} for y in targets]
+    qs = np.array(([args.initial_q] if args.initial_q else []) + [p['q'] for p in path])
+    steps = np.linalg.norm(np.diff(qs, axis=0), axis=1)
+    _emit({'smoothing': args.smoothing, 'mean_joint_step': float(steps.mean(initial=0.0)),
+           'max_joint_step': float(steps.max(initial=0.0)), 'path': path}, args.json)
+
+
+def cmd_bench(args) -> None:
+    from loink_ros.tools import bench_planar3
+    benches = {'planar3': bench_planar3.run}
+    if args.target not in benches:
+        raise SystemExit(f'unknown bench {args.target!r}; known: {", ".join(benches)}')
+    _emit(benches[args.target](args.model or args.target, args.tasks, args.seed), args.json)
+
+
+def cmd_plot(args) -> None:
+    from loink_ros.tools import plots
+    plots.PLOTS[args.kind](_solver(args), args.out)
+    print(f'wrote {args.out}')
+
+
+def cmd_demo(args) -> None:
+    from loink_ros.tools.demo import run_demo
+    run_demo(args.model)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='loink', description=__doc__)
+    sub = parser.add_subparsers(dest='command', required=True)
+
+    p = sub.add_parser('dataset', help='sample configurations, label task and cost, write .npz')
+    p.add_argument('problem')
+    p.add_argument('--count', type=int, default=200_000)
+    p.add_argument('--seed', type=int, default=0)
+    p.add_argument('--out', type=Path, required=True)
+    p.set_defaults(func=cmd_dataset)
+
+    p = sub.add_parser('train', help='train a network on a dataset (resumable)')
+    p.add_argument('--data', type=Path, required=True)
+    p.add_argument('--out', type=Path, required=True, help='run folder: checkpoint.pt, log.csv')
+    p.add_argument('--export', type=Path, help='also export to this stem, e.g. models/planar3')
+    p.add_argument('--blocks', type=_ints, default=[64, 64], help='hidden blocks, e.g. 64,64')
+    p.add_argument('--depth', type=int, default=2)
+    p.add_argument('--mu', type=float, default=0.1)
+    p.add_argument('--nu', type=float, default=10.0)
+    p.add_argument('--learn-bounds', action='store_true')
+    p.add_argument('--cost-hidden', type=_ints, default=[64, 64])
+    p.add_argument('--cost-weight', type=float, default=1.0, help='loss weight lambda')
+    p.add_argument('--epochs', type=int, default=60)
+    p.add_argument('--batch-size', type=int, default=512)
+    p.add_argument('--lr', type=float, default=2e-3)
+    p.add_argument('--lr-final', type=float, default=1e-5)
+    p.add_argument('--val-fraction', type=float, default=0.1)
+    p.add_argument('--seed', type=int, default=0)
+    p.add_argument('--device', default='auto', help='auto, cpu or cuda')
+    p.add_argument('--no-resume', action='store_true')
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser('export', help='export a run folder to ONNX + JSON')
+    p.add_argument('run', type=Path)
+    p.add_argument('--out', type=Path, required=True, help='stem, e.g. models/planar3')
+    p.set_defaults(func=cmd_export)
+
+    def model_arg(p):
+        p.add_argument('model', help='shipped model name or path to its .json')
+        p.add_argument('--json', metavar='FILE', help="write the JSON result here ('-': stdout)")
+
+    p = sub.add_parser('info', help='model metadata')
+    model_arg(p)
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser('solve', help='cost-optimal configuration for a task')
+    model_arg(p)
+    p.add_argument('--task', type=_floats, required=True)
+    p.add_argument('--latent', type=_floats, help='z (default 0: the optimum)')
+    p.add_argument('--seed-q', type=_floats, help='warm-start configuration')
+    p.add_argument('--refine', action='store_true')
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser('sample', help='K alternative solutions, z ~ N(0, c I), best first')
+    model_arg(p)
+    p.add_argument('--task', type=_floats, required=True)
+    p.add_argument('--count', type=int, default=8)
+    p.add_argument('--spread', type=float, default=0.5, help='latent variance c')
+    p.add_argument('--random-seed', type=int)
+    p.add_argument('--refine', action='store_true')
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser('track', help='follow a stream of targets with smoothing mu_s')
+    model_arg(p)
+    p.add_argument('--tasks-file', type=Path, help='CSV, one target per row')
+    p.add_argument('--start', type=_floats, help='straight line from here ...')
+    p.add_argument('--stop', type=_floats, help='... to here')
+    p.add_argument('--steps', type=int, default=50)
+    p.add_argument('--smoothing', type=float, default=0.0, help='mu_s >= 0')
+    p.add_argument('--initial-q', type=_floats, help="the robot's configuration at the start")
+    p.add_argument('--refine', action='store_true')
+    p.set_defaults(func=cmd_track)
+
+    p = sub.add_parser('bench', help='accuracy and speed figures as JSON')
+    p.add_argument('target', help='planar3')
+    p.add_argument('--model', help='model to bench (default: the shipped one)')
+    p.add_argument('--tasks', type=int, default=500)
+    p.add_argument('--seed', type=int, default=12345)
+    p.add_argument('--json', metavar='FILE')
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser('plot', help='figures as PNG')
+    p.add_argument('kind', choices=['latent', 'spread'])
+    p.add_argument('model')
+    p.add_argument('--out', type=Path, required=True)
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser('demo', help='solve, sample and track on a shipped model')
+    p.add_argument('--model', default='planar3')
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == 'track' and not args.tasks_file and (args.start is None or args.stop is None):
+        print('loink track: give --tasks-file or both --start and --stop', file=sys.stderr)
+        return 2
+    try:
+        if args.command == 'train':
+            args.func(args)
+        else:
+            # One BLAS thread: the runtime works on tiny matrices, where threads only add waits.
+            with threadpool_limits(1):
+                args.func(args)
+    except (SolverError, ModelFileError) as err:
+        print(f'loink {args.command}: {err}', file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

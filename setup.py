@@ -1,0 +1,38 @@
+import os
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = 'loink_ros'
+
+
+def files(pattern):
+    # data_files accepts plain files only; a sub-folder would break the install.
+    return [f for f in sorted(glob(pattern)) if os.path.isfile(f)]
+
+
+setup(
+    name=PACKAGE,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*']),
+    package_data={PACKAGE: ['robots/*.urdf']},
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
+        ('share/' + PACKAGE, ['package.xml']),
+        ('share/' + PACKAGE + '/launch', files('launch/*.py')),
+        ('share/' + PACKAGE + '/config', files('config/*.yaml')),
+        ('share/' + PACKAGE + '/models', files('models/*')),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='LOInK maintainers',
+    maintainer_email='loink-maintainers@example.com',
+    description='LOInK: learned inverse kinematics solver with a ROS 2 node.',
+    license='BSD-3-Clause',
+    entry_points={
+        'console_scripts': [
+            'loink = loink_ros.tools.cli:main',
+            'loink_node = loink_ros.node.main:main',
+        ],
+    },
+)
