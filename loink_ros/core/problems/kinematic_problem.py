@@ -1,5 +1,6 @@
 """A problem whose task is the position of a frame of a URDF robot (Pinocchio)."""
 
+import threading
 from importlib.resources import files
 from pathlib import Path
 
@@ -23,7 +24,7 @@ class KinematicProblem(Problem):
                  base_frame: str = 'base_link'):
         self.urdf, self.tip_frame, self.base_frame = Path(urdf), tip_frame, base_frame
         self.model = pin.buildModelFromUrdf(str(self.urdf))
-        self.data = self.model.createData()
+        self._local = threading.local()
         if not self.model.existFrame(tip_frame):
             raise ValueError(f'frame {tip_frame!r} not in {self.urdf.name}')
         self.tip_id = self.model.getFrameId(tip_frame)
@@ -34,10 +35,18 @@ class KinematicProblem(Problem):
         self.upper = self.model.upperPositionLimit.copy()
         self.task_names = [f'{tip_frame}_{a}' for a in axes]
 
+    @property
+    def data(self) -> pin.Data:
+        """Pinocchio workspace of the calling thread (solves may run concurrently)."""
+        if not hasattr(self._local, 'data'):
+            self._local.data = self.model.createData()
+        return self._local.data
+
     def tip_position(self, q: np.ndarray) -> np.ndarray:
         """Tip position (3,) at one configuration."""
-        pin.forwardKinematics(self.model, self.data, q)
-        return pin.updateFramePlacement(self.model, self.data, self.tip_id).translation.copy()
+        data = self.data
+        pin.forwardKinematics(self.model, data, q)
+        return pin.updateFramePlacement(self.model, data, self.tip_id).translation.copy()
 
     def task(self, q: np.ndarray) -> np.ndarray:
         q = np.atleast_2d(q)

@@ -1,5 +1,7 @@
 """The paper's planar 3-DoF arm: tip x position as the task, effort + posture as the cost."""
 
+from pathlib import Path
+
 import numpy as np
 
 from loink_ros.core.problems.kinematic_problem import KinematicProblem, robot_file
@@ -11,8 +13,8 @@ EFFORT_WEIGHT = 0.3
 class Planar3Problem(KinematicProblem):
     """Vertical-plane arm; J = 0.3 sum (tau_g / tau_max)^2 + sum ((q - q_mid) / q_half)^2."""
 
-    def __init__(self):
-        super().__init__(robot_file('planar3.urdf'), 'tip', 'x', name='planar3',
+    def __init__(self, urdf: Path | None = None):
+        super().__init__(urdf or robot_file('planar3.urdf'), 'tip', 'x', name='planar3',
                          cost_name='effort_and_posture')
         self.effort = self.model.effortLimit.copy()
         self.mid = 0.5 * (self.lower + self.upper)

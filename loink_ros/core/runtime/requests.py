@@ -54,7 +54,10 @@ def sample_count(count) -> int:
 
 def sample_spread(spread) -> float:
     """A latent variance c in [0, MAX_SPREAD]."""
-    c = float(spread)
+    try:
+        c = float(spread)
+    except (TypeError, ValueError):
+        raise SolverError(ErrorCode.INVALID_SPREAD, f'spread must be a number, got {spread!r}') from None
     if not np.isfinite(c):
         raise SolverError(ErrorCode.NON_FINITE_INPUT, f'spread is {c}')
     if not 0.0 <= c <= MAX_SPREAD:

@@ -1,0 +1,139 @@
+"""The `loink` command line on the tiny model, each command in its own process."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
+
+
+def run_cli(*args, cwd: Path, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(REPO), env.get('PYTHONPATH')) if p)
+    env.setdefault('OMP_NUM_THREADS', '1')
+    env.setdefault('OPENBLAS_NUM_THREADS', '1')
+    env.setdefault('MPLBACKEND', 'Agg')
+    return subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', *map(str, args)],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def ok_json(result: subprocess.CompletedProcess):
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def middle_task(tiny, where: float = 0.5) -> float:
+    lower, upper = tiny.result.task_lower[0], tiny.result.task_upper[0]
+    return float(lower + where * (upper - lower))
+
+
+def test_info(tiny, tmp_path):
+    out = tmp_path / 'info.json'
+    result = run_cli('info', tiny.json_path, '--json', out, cwd=tmp_path)
+    info = ok_json(result)
+    assert json.loads(out.read_text()) == info
+    meta = json.loads(tiny.json_path.read_text())
+    assert info['name'] == 'tiny' and info['version'] == meta['model_version']
+    assert info['joint_names'] == list(tiny.problem.joint_names)
+    assert info['joint_lower'] == tiny.problem.lower.tolist()
+    assert info['task_names'] == ['tip_x'] and info['latent_dim'] == 2
+    assert info['task_lower'] == tiny.result.task_lower.tolist()
+    assert info['mu'] == meta['network']['mu'] and info['nu'] == meta['network']['nu']
+    assert ok_json(run_cli('info', tiny.json_path, '--json', '-', cwd=tmp_path)) == info
+
+
+def test_solve_with_refinement(tiny, tiny_solver, tmp_path):
+    y = middle_task(tiny, 0.3)
+    answer = ok_json(run_cli('solve', tiny.json_path, '--task', y, '--refine', '--json', '-',
+                             cwd=tmp_path))
+    assert answer['joint_names'] == list(tiny.problem.joint_names)
+    q = np.array(answer['q'])
+    assert np.all((q >= tiny.problem.lower) & (q <= tiny.problem.upper))
+    assert answer['refined'] is True and answer['converged'] is True
+    assert answer['task_error'] < 1e-9 and answer['latent'] == [0.0, 0.0]
+    assert isinstance(answer['clipped'], bool) and answer['solve_time_ms'] > 0
+    expected = tiny_solver.solve([y], refine_answer=True)
+    assert np.allclose(q, expected.q, rtol=0, atol=1e-12)
+    assert answer['cost'] == pytest.approx(expected.cost, rel=1e-12)
+
+
+def test_solve_with_a_latent_and_a_seed(tiny, tiny_solver, tmp_path):
+    y = middle_task(tiny, 0.6)
+    answer = ok_json(run_cli('solve', tiny.json_path, '--task', y, '--latent', '0.4,-0.3',
+                             '--seed-q', '0.1 0.2 0.3', cwd=tmp_path))
+    assert answer['latent'] == [0.4, -0.3] and answer['refined'] is False
+    assert np.allclose(answer['q'], tiny_solver.solve([y], latent=[0.4, -0.3]).q, atol=1e-9)
+
+
+def test_sample(tiny, tiny_solver, tmp_path):
+    y = middle_task(tiny)
+    answers = ok_json(run_cli('sample', tiny.json_path, '--task', y, '--count', 6,
+                              '--spread', 0.7, '--random-seed', 11, '--json', '-', cwd=tmp_path))
+    assert len(answers) == 6
+    costs = [a['cost'] for a in answers]
+    assert costs == sorted(costs)
+    expected = tiny_solver.sample([y], 6, 0.7, random_seed=11)
+    assert np.allclose([a['q'] for a in answers], [s.q for s in expected], atol=1e-12)
+
+
+def test_track(tiny, tmp_path):
+    start, stop = middle_task(tiny, 0.3), middle_task(tiny, 0.7)
+    args = ['track', tiny.json_path, '--start', start, '--stop', stop, '--steps', 7,
+            '--smoothing', 2.0, '--initial-q', '0.1,-0.2,0.3', '--json', '-']
+    answer = ok_json(run_cli(*args, cwd=tmp_path))
+    path = answer['path']
+    assert answer['smoothing'] == 2.0 and len(path) == 7
+    assert np.allclose([p['task'] for p in path], np.linspace([start], [stop], 7))
+    qs = np.array([[0.1, -0.2, 0.3]] + [p['q'] for p in path])
+    steps = np.linalg.norm(np.diff(qs, axis=0), axis=1)
+    assert answer['mean_joint_step'] == pytest.approx(steps.mean(), rel=1e-9)
+    assert answer['max_joint_step'] == pytest.approx(steps.max(), rel=1e-9)
+    assert np.all((qs[1:] >= tiny.problem.lower) & (qs[1:] <= tiny.problem.upper))
+
+
+def test_track_from_a_tasks_file(tiny, tmp_path):
+    targets = np.array([[middle_task(tiny, w)] for w in (0.2, 0.4, 0.5)])
+    np.savetxt(tmp_path / 'targets.csv', targets, delimiter=',')
+    answer = ok_json(run_cli('track', tiny.json_path, '--tasks-file', tmp_path / 'targets.csv',
+                             '--json', '-', cwd=tmp_path))
+    assert [p['task'] for p in answer['path']] == targets.tolist()
+
+
+def one_line_error(result: subprocess.CompletedProcess, command: str) -> str:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert result.stdout == ''
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f'loink {command}: ')
+    return lines[0]
+
+
+@pytest.mark.parametrize('task, code', [('nan', 'NON_FINITE_INPUT'), ('5.0', 'TASK_OUT_OF_BOUNDS'),
+                                        ('0.1,0.2', 'INVALID_TASK_DIMENSION')])
+def test_bad_task_exits_2_with_one_line(tiny, tmp_path, task, code):
+    line = one_line_error(run_cli('solve', tiny.json_path, '--task', task, cwd=tmp_path), 'solve')
+    assert code in line
+
+
+def test_bad_model_and_bad_track_arguments_exit_2(tiny, tmp_path):
+    line = one_line_error(run_cli('info', tmp_path / 'missing.json', cwd=tmp_path), 'info')
+    assert 'does not exist' in line
+    line = one_line_error(run_cli('track', tiny.json_path, '--start', '0.1', cwd=tmp_path), 'track')
+    assert '--stop' in line
+    line = one_line_error(run_cli('sample', tiny.json_path, '--task', middle_task(tiny),
+                                  '--count', 0, cwd=tmp_path), 'sample')
+    assert 'INVALID_COUNT' in line
+
+
+@pytest.mark.parametrize('kind', ['latent', 'spread'])
+def test_plots_write_png_files(tiny, tmp_path, kind):
+    out = tmp_path / f'{kind}.png'
+    result = run_cli('plot', kind, tiny.json_path, '--out', out, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes()[:8] == PNG_SIGNATURE
+    assert out.stat().st_size > 10_000
