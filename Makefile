@@ -1,8 +1,16 @@
 SHELL := /bin/bash
-.PHONY: setup test demo
+.PHONY: setup run test demo
+
+MODEL ?= panda
 
 setup:
 	bash scripts/setup.sh
+
+# The main job: loink_node on a shipped model (MODEL=panda|planar3|...), as
+# `ros2 launch loink_ros loink.launch.py model:=$(MODEL)` starts it on a real install.
+run: setup
+	@source ./env.sh && \
+	exec loink_node --ros-args --params-file config/$(MODEL).yaml -r __ns:=/loink
 
 # A fresh ROS domain per run and discovery kept on this host isolate the tests
 # from any other ROS graph on the machine.

@@ -3,6 +3,7 @@
 The model is deliberately poor (a few CPU seconds of training): the tests check the
 machinery (training, export, runtime, CLI), not the accuracy of a shipped model.
 """
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,3 +67,71 @@ def tiny_solver(tiny):
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.solver import LOInKSolver
     return LOInKSolver(load_model(str(tiny.json_path)), tiny.problem)
+
+
+# ---- loink_node as a real process over DDS (test_node.py, test_moveit_ik.py) ----
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class ServedNode:
+    """A running loink_node and the rclpy side of the test that talks to it."""
+
+    process: object   # loink_ros.tools.node_process.NodeProcess
+    calls: object     # loink_ros.tools.ros_calls.RosCalls
+    clients: dict
+
+    @property
+    def name(self) -> str:
+        """Full name of the node, e.g. /test_node_123/loink_node."""
+        return self.process.prefix
+
+    def call(self, srv_type, service: str, request, timeout: float = 10.0):
+        """Call one of the node's services: a name under the node, or an absolute one."""
+        name = service if service.startswith('/') else f'{self.name}/{service}'
+        if name not in self.clients:
+            client = self.calls.node.create_client(srv_type, name)
+            assert client.wait_for_service(timeout_sec=timeout), f'{name} did not appear'
+            self.clients[name] = client
+        return self.calls.call(self.clients[name], request, timeout)
+
+    def set(self, **values) -> list:
+        """Set node parameters (as `ros2 param set`); one SetParametersResult each."""
+        return self.calls.set_parameters(self.name, **values)
+
+
+def serve_node(tag: str, config: Path, overrides: dict):
+    """Start loink_node (isolated domain, localhost), yield it, stop it; it must exit cleanly."""
+    from loink_msgs.srv import GetModelInfo
+    from loink_ros.tools.node_process import NodeProcess, isolate_ros_environment, wait_for_services
+    isolate_ros_environment()
+    from loink_ros.tools.ros_calls import RosCalls
+    process = NodeProcess(f'/{tag}_{os.getpid()}', overrides, params_file=config)
+    calls = RosCalls(f'{tag}_client_{os.getpid()}')
+    try:
+        probe = calls.node.create_client(GetModelInfo, f'{process.prefix}/get_model_info')
+        wait_for_services([probe], process)
+        yield ServedNode(process, calls, {})
+    finally:
+        calls.close()
+        code, output = process.stop()
+    assert code == 0 and 'Traceback' not in output, output
+
+
+@pytest.fixture(scope='module')
+def planar3_node(request):
+    """loink_node on config/planar3.yaml, one process per test module.
+
+    A module may set LOINK_NODE_PARAMETERS = {name: value} for `-p` overrides.
+    """
+    overrides = getattr(request.module, 'LOINK_NODE_PARAMETERS', {})
+    yield from serve_node(request.module.__name__, REPO / 'config' / 'planar3.yaml', overrides)
+
+
+@pytest.fixture(scope='module')
+def panda_node(request):
+    """loink_node on config/panda.yaml, one per module; skipped until the model is trained."""
+    if not (REPO / 'models' / 'panda.json').exists():
+        pytest.skip('models/panda.json does not exist yet (the Panda model is being trained)')
+    yield from serve_node(f'panda_{request.module.__name__}', REPO / 'config' / 'panda.yaml', {})

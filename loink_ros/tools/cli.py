@@ -120,16 +120,23 @@ def cmd_track(args) -> None:
     path = [_solution_dict(solver, tracker.step(y)) | {'task': y.tolist()} for y in targets]
     qs = np.array(([args.initial_q] if args.initial_q else []) + [p['q'] for p in path])
     steps = np.linalg.norm(np.diff(qs, axis=0), axis=1)
-    _emit({'smoothing': args.smoothing, 'mean_joint_step': float(steps.mean(initial=0.0)),
+    _emit({'smoothing': args.smoothing, 'mean_joint_step': float(steps.mean()) if steps.size else 0.0,
            'max_joint_step': float(steps.max(initial=0.0)), 'path': path}, args.json)
 
 
 def cmd_bench(args) -> None:
-    from loink_ros.tools import bench_planar3
-    benches = {'planar3': bench_planar3.run}
+    if args.target == 'node':
+        from loink_ros.tools import bench_node
+        _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
+                             args.seed), args.json)
+        return
+    from loink_ros.tools import bench_panda, bench_planar3
+    benches = {'planar3': (bench_planar3.run, 500),
+               'panda': (bench_panda.run, bench_panda.DEFAULT_TASKS)}
     if args.target not in benches:
         raise SystemExit(f'unknown bench {args.target!r}; known: {", ".join(benches)}')
-    _emit(benches[args.target](args.model or args.target, args.tasks, args.seed), args.json)
+    run, default_tasks = benches[args.target]
+    _emit(run(args.model or args.target, args.tasks or default_tasks, args.seed), args.json)
 
 
 def cmd_plot(args) -> None:
@@ -217,9 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_track)
 
     p = sub.add_parser('bench', help='accuracy and speed figures as JSON')
-    p.add_argument('target', help='planar3')
+    p.add_argument('target', help='planar3, panda, magneto (LOInK vs IPOPT), magneto-verify '
+                   '(multi-start study, no model), or node (service round trips over DDS)')
     p.add_argument('--model', help='model to bench (default: the shipped one)')
-    p.add_argument('--tasks', type=int, default=500)
+    p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
+                   '2000 requests per client count for node)')
+    p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
+                   'instead of starting one')
     p.add_argument('--seed', type=int, default=12345)
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)

@@ -30,8 +30,8 @@ class BiLipNet(nn.Module):
         mu, nu = 1.0, 1.0
         for layer in self.layers:
             if isinstance(layer, MonotoneLayer):
-                mu *= float(layer.mu)
-                nu *= float(layer.mu + layer.gamma)
+                mu *= float(layer.mu.detach())
+                nu *= float((layer.mu + layer.gamma).detach())
         return mu, nu
 
     def explicit_weights(self) -> list[dict]:

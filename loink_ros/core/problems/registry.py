@@ -1,15 +1,17 @@
 """Problems by name, as the CLI and model files refer to them."""
 
 from collections.abc import Callable
+from pathlib import Path
 
+from loink_ros.core.problems.panda import PandaProblem
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.problems.problem import Problem
 
-PROBLEMS: dict[str, Callable[[], Problem]] = {'planar3': Planar3Problem}
+PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda': PandaProblem}
 
 
-def make_problem(name: str) -> Problem:
-    """Build the named problem."""
+def make_problem(name: str, urdf: Path | None = None) -> Problem:
+    """Build the named problem, on another copy of its robot's URDF if given."""
     if name not in PROBLEMS:
         raise KeyError(f'unknown problem {name!r}; known: {", ".join(sorted(PROBLEMS))}')
-    return PROBLEMS[name]()
+    return PROBLEMS[name](urdf)

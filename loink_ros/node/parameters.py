@@ -1,0 +1,127 @@
+"""The node's parameters: declarations, validation and a snapshot of their values."""
+
+from dataclasses import dataclass
+
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                SetParametersResult)
+from rclpy.exceptions import ParameterException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from loink_ros.core.runtime.requests import MAX_SAMPLES
+from loink_ros.node.startup import StartupError
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All parameter values at one moment; a callback reads one snapshot per request."""
+
+    model: str
+    urdf: str
+    smoothing: float
+    refine: bool
+    task_tolerance: float
+    inverse_tolerance: float
+    inverse_max_iterations: int
+    bounds_margin: float
+    stream_timeout: float
+    target_topic: str
+    solution_topic: str
+    joint_states_topic: str
+    moveit_service: str
+    group_name: str
+    max_samples: int
+    executor_threads: int
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Default, description and limits of one parameter."""
+
+    default: str | float | int | bool
+    description: str
+    live: bool = False          # settable while the node runs; otherwise read-only
+    low: float | None = None    # inclusive range, shown by `ros2 param describe`
+    high: float | None = None
+    positive: bool = False      # strictly above zero
+    required: bool = False      # a string that must not be empty
+
+
+SPECS: dict[str, Spec] = {
+    'model': Spec('planar3', 'Shipped model name or path to its .json file.', required=True),
+    'urdf': Spec('', "URDF of the robot; empty: the model's own URDF."),
+    'smoothing': Spec(0.0, 'Streaming smoothing mu_s >= 0; 0 tracks the pointwise optimum.',
+                      live=True, low=0.0, high=1000.0),
+    'refine': Spec(False, 'Refine streaming and GetPositionIK answers on the true kinematics.',
+                   live=True),
+    'task_tolerance': Spec(0.01, 'Largest task error (task units, m) counted as a solution.',
+                           live=True, low=0.0, high=10.0, positive=True),
+    'inverse_tolerance': Spec(1e-10, 'Newton tolerance of the network inverse, per layer.',
+                              low=0.0, high=1e-2, positive=True),
+    'inverse_max_iterations': Spec(50, 'Newton iteration cap of the network inverse, per layer.',
+                                   low=1, high=10_000),
+    'bounds_margin': Spec(0.0, 'Targets may exceed the training bounds by this fraction of '
+                          'their range.', low=0.0, high=1.0),
+    'stream_timeout': Spec(0.5, 'A target gap longer than this (s) starts a new stream.',
+                           live=True, low=0.0, high=3600.0, positive=True),
+    'target_topic': Spec('~/target', 'TaskTarget stream input.', required=True),
+    'solution_topic': Spec('~/joint_solution', 'JointState output, one per target.',
+                           required=True),
+    'joint_states_topic': Spec('/joint_states', "Robot joint states a stream starts from; "
+                               'empty: start from the optimum.'),
+    'moveit_service': Spec('~/compute_ik', 'Name of the moveit_msgs GetPositionIK service.',
+                           required=True),
+    'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),
+    'max_samples': Spec(100, 'Largest count a sample request may ask for.', live=True,
+                        low=1, high=MAX_SAMPLES),
+    'executor_threads': Spec(4, 'Threads of the multi-threaded executor.', low=4, high=64),
+}
+
+
+def descriptor(name: str, spec: Spec) -> ParameterDescriptor:
+    """The descriptor of one parameter, with its range."""
+    result = ParameterDescriptor(name=name, description=spec.description,
+                                 read_only=not spec.live)
+    if isinstance(spec.default, float):
+        result.floating_point_range = [FloatingPointRange(from_value=spec.low,
+                                                          to_value=spec.high)]
+    elif isinstance(spec.default, int) and not isinstance(spec.default, bool):
+        result.integer_range = [IntegerRange(from_value=spec.low, to_value=spec.high)]
+    return result
+
+
+def refusal_reason(name: str, value) -> str | None:
+    """Why a value is refused beyond its type and range, or None when it is fine."""
+    spec = SPECS[name]
+    if spec.positive and not value > 0:   # ranges admit their ends; these must not be 0
+        return f'{name} must be > 0, got {value}'
+    if spec.required and not value:
+        return f'{name} must not be empty'
+    return None
+
+
+def validate(parameters: list[Parameter]) -> SetParametersResult:
+    """on-set callback: refuse the whole set when one value is unusable."""
+    for parameter in parameters:
+        if parameter.name not in SPECS:   # rclpy's own, e.g. use_sim_time
+            continue
+        reason = refusal_reason(parameter.name, parameter.value)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
+    return SetParametersResult(successful=True)
+
+
+def declare(node: Node) -> Settings:
+    """Declare every parameter (overrides come from --params-file / -p) and read them."""
+    node.add_on_set_parameters_callback(validate)
+    try:
+        for name, spec in SPECS.items():
+            node.declare_parameter(name, spec.default, descriptor(name, spec))
+    except ParameterException as err:
+        raise StartupError(f'bad parameter: {err}') from None
+    return read(node)
+
+
+def read(node: Node) -> Settings:
+    """The current values as one immutable snapshot."""
+    return Settings(**{name: node.get_parameter(name).value for name in SPECS})

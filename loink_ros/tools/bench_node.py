@@ -1,0 +1,207 @@
+"""`loink bench node`: service round trips of a running loink_node, over DDS.
+
+Latency p50/p99 of solve and GetPositionIK with one client, throughput with 1 and 8
+concurrent clients, and counts of answers: ok, no_solution (the model missed the target by
+more than task_tolerance: an answer, not a node fault), failed (any other error code) and
+lost (no answer within REPLY_TIMEOUT). All clients share one
+executor thread: separate executors spinning in several threads of one process were seen
+to miss responses (rclpy 9.1 + Fast DDS), which a bench must not count against the node.
+"""
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from loink_msgs.msg import ErrorCode
+from loink_msgs.srv import GetModelInfo, Solve
+from rcl_interfaces.srv import GetParameters
+
+from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.runtime.errors import ModelFileError
+from loink_ros.core.runtime.model_file import load_model
+from loink_ros.tools.node_process import NodeProcess, isolate_ros_environment, wait_for_services
+from loink_ros.tools.ros_calls import RosCalls
+
+# Answers slower than this count as lost.
+REPLY_TIMEOUT = 5.0
+# Unmeasured calls first: discovery, caches, first-use allocations.
+WARMUP = 300
+
+
+@dataclass
+class Workload:
+    """Requests of one service and the check of their answers."""
+
+    key: str
+    what: str
+    service_type: type
+    name: str
+    requests: list
+    outcome: Callable[[object], str]   # 'ok', 'no_solution' (the model missed) or 'failed'
+
+
+def resolve(name: str, namespace: str, node_name: str = 'loink_node') -> str:
+    """A node-relative name ('~/x', 'x', '/x') as the node resolves it."""
+    if name.startswith('/'):
+        return name
+    if name.startswith('~'):
+        return f'{namespace.rstrip("/")}/{node_name}{name[1:]}'
+    return f'{namespace.rstrip("/")}/{name}'
+
+
+def solve_workload(prefix: str, tasks: np.ndarray) -> Workload:
+    """Optimal solves of the given tasks."""
+    requests = [Solve.Request(task=task.tolist()) for task in tasks]
+    outcomes = {ErrorCode.SUCCESS: 'ok', ErrorCode.NO_SOLUTION: 'no_solution'}
+    return Workload('solve', 'Solve of the optimum (latent empty, refine false)', Solve,
+                    f'{prefix}/solve', requests, lambda r: outcomes.get(r.error_code, 'failed'))
+
+
+def moveit_workload(name: str, info: GetModelInfo.Response, group: str,
+                    tasks: np.ndarray) -> Workload:
+    """GetPositionIK requests shaped like srv_kinematics_plugin's, one extra joint each."""
+    from moveit_msgs.msg import MoveItErrorCodes
+    from moveit_msgs.srv import GetPositionIK
+    middle = 0.5 * (np.asarray(info.joint_lower) + np.asarray(info.joint_upper))
+    names = list(info.joint_names) + ['bench_extra_joint']
+    requests = []
+    for task in tasks:
+        request = GetPositionIK.Request()
+        ik = request.ik_request
+        ik.group_name, ik.ik_link_name, ik.avoid_collisions = group, info.tip_frame, True
+        ik.robot_state.joint_state.name = names
+        ik.robot_state.joint_state.position = middle.tolist() + [0.0]
+        ik.pose_stamped.header.frame_id = info.base_frame
+        for axis_name, value in zip(info.task_names, task):
+            setattr(ik.pose_stamped.pose.position, axis_name[-1], float(value))
+        requests.append(request)
+    outcomes = {MoveItErrorCodes.SUCCESS: 'ok', MoveItErrorCodes.NO_IK_SOLUTION: 'no_solution'}
+    return Workload('get_position_ik', "GetPositionIK as srv_kinematics_plugin sends it (the "
+                    "node's refine parameter applies)", GetPositionIK, name, requests,
+                    lambda r: outcomes.get(r.error_code.val, 'failed'))
+
+
+def measure(calls: RosCalls, work: Workload, clients: int) -> dict:
+    """Send every request once, spread over `clients` threads; latencies and counts."""
+    handles = [calls.node.create_client(work.service_type, work.name) for _ in range(clients)]
+    if not all(handle.wait_for_service(timeout_sec=REPLY_TIMEOUT) for handle in handles):
+        raise RuntimeError(f'{work.name} is not served')
+    shares = [work.requests[i::clients] for i in range(clients)]
+
+    def run(i: int) -> tuple[list[float], Counter]:
+        latencies, outcomes = [], Counter()
+        for request in shares[i]:
+            began = time.perf_counter()
+            try:
+                response = calls.call(handles[i], request, REPLY_TIMEOUT)
+            except TimeoutError:
+                outcomes['lost'] += 1
+                continue
+            latencies.append(time.perf_counter() - began)
+            outcomes[work.outcome(response)] += 1
+        return latencies, outcomes
+
+    for handle in handles:
+        for request in work.requests[:WARMUP // clients + 1]:
+            calls.call(handle, request, REPLY_TIMEOUT)
+    began = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        results = list(pool.map(run, range(clients)))
+    wall = time.perf_counter() - began
+    latencies = 1e3 * np.concatenate([np.asarray(r[0]) for r in results])
+    for handle in handles:
+        calls.node.destroy_client(handle)
+    outcomes = sum((r[1] for r in results), Counter())
+    return {'clients': clients, 'requests': len(work.requests),
+            'throughput_per_s': len(work.requests) / wall,
+            'latency_ms_p50': float(np.percentile(latencies, 50)),
+            'latency_ms_p99': float(np.percentile(latencies, 99)),
+            **{key: outcomes[key] for key in ('ok', 'no_solution', 'failed', 'lost')}}
+
+
+def node_parameters(calls: RosCalls, prefix: str, names: list[str]) -> list:
+    """Values of the node's parameters, through its parameter service."""
+    client = calls.node.create_client(GetParameters, f'{prefix}/get_parameters')
+    client.wait_for_service(timeout_sec=REPLY_TIMEOUT)
+    values = calls.call(client, GetParameters.Request(names=names), REPLY_TIMEOUT).values
+    return [value.string_value for value in values]
+
+
+def reachable_tasks(info: GetModelInfo.Response, count: int, seed: int) -> np.ndarray:
+    """Targets inside the training bounds that the robot reaches: the forward kinematics of
+    random in-limit configurations when the model loads here, else uniform in the bounds."""
+    lower, upper = np.asarray(info.task_lower), np.asarray(info.task_upper)
+    rng = np.random.default_rng(seed)
+    try:
+        robot = make_problem(load_model(info.model_name).problem['name'])
+    except (ModelFileError, KeyError):
+        return rng.uniform(lower, upper, (count, len(lower)))
+    tasks = np.empty((0, len(lower)))
+    while len(tasks) < count:
+        reached = robot.task(rng.uniform(info.joint_lower, info.joint_upper,
+                                         (count, len(info.joint_names))))
+        tasks = np.vstack([tasks, reached[np.all((reached > lower) & (reached < upper), 1)]])
+    return tasks[:count]
+
+
+def moveit_service(calls: RosCalls, prefix: str, namespace: str) -> tuple[str, str] | None:
+    """(name, group) of the node's GetPositionIK service, or None when it serves none."""
+    try:
+        from moveit_msgs.srv import GetPositionIK
+    except ImportError:
+        return None
+    group, service = node_parameters(calls, prefix, ['group_name', 'moveit_service'])
+    name = resolve(service, namespace)
+    probe = calls.node.create_client(GetPositionIK, name)
+    served = probe.wait_for_service(timeout_sec=2.0)
+    calls.node.destroy_client(probe)
+    return (name, group) if served else None
+
+
+def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
+    """Measure a node that is up at <namespace>/loink_node."""
+    prefix = resolve('~', namespace)
+    info_client = calls.node.create_client(GetModelInfo, f'{prefix}/get_model_info')
+    info_client.wait_for_service(timeout_sec=30.0)
+    info = calls.call(info_client, GetModelInfo.Request(), REPLY_TIMEOUT)
+    tasks = reachable_tasks(info, count, seed)
+    result = {'model': info.model_name, 'model_version': info.model_version,
+              'load_average_1min_before': os.getloadavg()[0],
+              'get_position_ik': 'not served (no moveit_msgs, or the node has it off)'}
+    workloads = [solve_workload(prefix, tasks)]
+    moveit = moveit_service(calls, prefix, namespace)
+    if moveit is not None:
+        name, group = moveit
+        workloads.append(moveit_workload(name, info, group, tasks))
+    for work in workloads:
+        result[work.key] = {'request': work.what,
+                            **{f'clients_{n}': measure(calls, work, n) for n in (1, 8)}}
+    return result
+
+
+def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345) -> dict:
+    """Bench the node at `namespace`, or start one (with refine on) and bench that."""
+    started = None
+    if namespace is None:
+        environment = isolate_ros_environment()
+        started = NodeProcess(f'/loink_bench_{os.getpid()}', {'model': model, 'refine': 'true'})
+        namespace = started.namespace
+    calls = RosCalls(f'loink_bench_{os.getpid()}')
+    try:
+        if started is not None:
+            probe = calls.node.create_client(GetModelInfo, f'{started.prefix}/get_model_info')
+            wait_for_services([probe], started)
+        result = bench(calls, namespace, count, seed)
+        result['namespace'] = namespace
+        if started is not None:
+            result['node'] = {'started_by_bench': True, 'parameters': {'refine': True},
+                              **environment}
+        return result
+    finally:
+        calls.close()
+        if started is not None:
+            started.stop()

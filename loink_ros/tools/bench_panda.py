@@ -1,0 +1,114 @@
+"""`loink bench panda`: LOInK against a multi-start SLSQP optimum of the same cost."""
+
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from loink_ros.core.problems.panda import PandaProblem
+from loink_ros.core.reference_optimizer import ambiguity_span, local_optimum, reference_optimum
+from loink_ros.core.runtime.model_file import ModelFile, load_model
+from loink_ros.core.runtime.refine import refine
+from loink_ros.core.runtime.solver import LOInKSolver
+
+DEFAULT_TASKS = 300
+STARTS = 16           # SLSQP starts per target
+SPREAD_SAMPLES = 16   # random feasible postures per target for the cost spread
+NEAR_OPTIMAL = 0.02   # share of the best cost
+AMBIGUOUS_SPAN = 0.3  # rad
+SUCCESS_ERROR = 1e-6  # m
+BEATS = 1e-6          # relative cost margin for "LOInK beats the reference"
+
+
+def held_out_targets(problem: PandaProblem, model: ModelFile, count: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Hand positions of random configurations, inside the model's task bounds, (count, 3)."""
+    targets = np.empty((0, 3))
+    while len(targets) < count:
+        y = problem.task(problem.sample(2 * count, rng))
+        inside = np.all((y >= model.task_lower) & (y <= model.task_upper), axis=1)
+        targets = np.vstack([targets, y[inside]])
+    return targets[:count]
+
+
+def typical_cost(problem: PandaProblem, y: np.ndarray, rng: np.random.Generator) -> float:
+    """Median cost of random configurations moved onto the target (a feasible-set spread)."""
+    costs = []
+    for q0 in problem.sample(SPREAD_SAMPLES, rng):
+        q, _ = refine(problem, q0, y, max_iter=50)
+        if np.linalg.norm(problem.task(q)[0] - y) <= SUCCESS_ERROR:
+            costs.append(problem.cost(q)[0])
+    return float(np.median(costs)) if costs else float('nan')
+
+
+def _timed(func) -> tuple[float, object]:
+    began = time.perf_counter()
+    out = func()
+    return 1e3 * (time.perf_counter() - began), out
+
+
+def run(model_name: str, n_tasks: int, seed: int) -> dict:
+    """All figures of the panda bench."""
+    problem = PandaProblem()
+    model = load_model(model_name)
+    solver = LOInKSolver(model, problem)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i, y in enumerate(tqdm(held_out_targets(problem, model, n_tasks, rng), desc='bench panda',
+                               unit='task')):
+        raw_ms, raw = _timed(lambda: solver.solve(y))
+        refined_ms, refined = _timed(lambda: solver.solve(y, refine_answer=True))
+        ref = reference_optimum(problem, y, STARTS, seed=seed + i)
+        polish_ms, polished = _timed(lambda: local_optimum(problem, y, refined.q))
+        polished = np.clip(polished.x, problem.lower, problem.upper)
+        polished_ok = np.linalg.norm(problem.task(polished)[0] - y) <= SUCCESS_ERROR
+        spread = typical_cost(problem, y, rng) - ref.cost
+        inside = bool(np.all(refined.q >= problem.lower) and np.all(refined.q <= problem.upper))
+        rows.append({
+            'regret': (raw.cost - ref.cost) / ref.cost,
+            'regret_refined': (refined.cost - ref.cost) / ref.cost,
+            'regret_spread': (raw.cost - ref.cost) / spread,
+            'regret_refined_spread': (refined.cost - ref.cost) / spread,
+            'regret_polished': ((problem.cost(polished)[0] - ref.cost) / ref.cost
+                                if polished_ok else np.nan),
+            'distance_refined': float(np.linalg.norm(refined.q - ref.q)),
+            'beats': refined.cost < ref.cost * (1 - BEATS) and refined.task_error <= SUCCESS_ERROR,
+            'span': ambiguity_span(ref, NEAR_OPTIMAL),
+            'error': raw.task_error, 'error_refined': refined.task_error,
+            'success': refined.task_error <= SUCCESS_ERROR and inside,
+            'clipped': raw.clipped, 'converged': raw.converged, 'ref_ok': ref.success,
+            'agreed': ref.agreed / ref.starts, 'raw_ms': raw_ms, 'refined_ms': refined_ms,
+            'polish_ms': refined_ms + polish_ms, 'ref_ms': 1e3 * ref.seconds,
+            'ref_start_ms': 1e3 * ref.seconds / ref.starts})
+    col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
+    med = lambda k: float(np.nanmedian(col[k]))
+    p95 = lambda k: float(np.nanpercentile(col[k], 95))
+    frac = lambda k: float(np.nanmean(col[k]))
+    return {
+        'model': model.name, 'model_version': model.version, 'n_tasks': len(rows), 'seed': seed,
+        'reference': f'SLSQP, {STARTS} random starts, best feasible optimum',
+        'reference_ok_fraction': frac('ref_ok'),
+        'reference_agreeing_starts_median': med('agreed'),
+        'ambiguous_fraction': float(np.nanmean(col['span'] > AMBIGUOUS_SPAN)),
+        'near_optimal_span_p95_rad': p95('span'),
+        'median_regret': med('regret'), 'p95_regret': p95('regret'),
+        'median_regret_refined': med('regret_refined'), 'p95_regret_refined': p95('regret_refined'),
+        'median_regret_spread': med('regret_spread'), 'p95_regret_spread': p95('regret_spread'),
+        'median_regret_refined_spread': med('regret_refined_spread'),
+        'p95_regret_refined_spread': p95('regret_refined_spread'),
+        'median_regret_polished': med('regret_polished'),
+        'p95_regret_polished': p95('regret_polished'),
+        'polished_time_ms_median': med('polish_ms'),
+        'median_distance_to_reference_rad': med('distance_refined'),
+        'p95_distance_to_reference_rad': p95('distance_refined'),
+        'beats_reference_fraction': frac('beats'),
+        'median_task_error_m': med('error'), 'p95_task_error_m': p95('error'),
+        'median_task_error_refined_m': med('error_refined'),
+        'max_task_error_refined_m': float(np.nanmax(col['error_refined'])),
+        'success_fraction': frac('success'),
+        'clipped_fraction': frac('clipped'), 'converged_fraction': frac('converged'),
+        'solve_time_ms_median': med('raw_ms'), 'refined_time_ms_median': med('refined_ms'),
+        'reference_time_ms_median': med('ref_ms'),
+        'reference_time_per_start_ms_median': med('ref_start_ms'),
+        'speedup': med('ref_ms') / med('refined_ms'),
+    }

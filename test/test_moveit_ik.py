@@ -1,0 +1,141 @@
+"""moveit_msgs/GetPositionIK, asked exactly as MoveIt's srv_kinematics_plugin asks.
+
+The plugin sends the group name, the whole robot's joint state (joints outside the group
+included, the seed in the group's joints), pose_stamped in the group's base frame,
+ik_link_name = the group's tip, avoid_collisions = true and timeout 0. Position-only: the
+planar3 model's task is the tip's x, so only pose.position.x counts.
+"""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not (REPO.parent / 'shared' / 'interfaces').is_dir(),
+                                reason='../shared/interfaces absent: moveit_msgs not built')
+
+GROUP = 'planar3_arm'   # config/planar3.yaml
+# A robot around the planar arm: the group's joints plus a rail and a gripper.
+ROBOT_JOINTS = ['rail', 'shoulder', 'elbow', 'wrist', 'gripper']
+ROBOT_POSITIONS = [0.25, 0.1, -0.2, 0.3, -0.04]
+NAN = float('nan')
+
+
+@pytest.fixture(scope='module')
+def robot():
+    from loink_ros.core.problems.planar3 import Planar3Problem
+    return Planar3Problem()
+
+
+def ik_request(x=0.2, group=GROUP, link='tip', frame='base_link', names=ROBOT_JOINTS,
+               positions=ROBOT_POSITIONS):
+    from moveit_msgs.srv import GetPositionIK
+    request = GetPositionIK.Request()
+    ik = request.ik_request
+    ik.group_name, ik.ik_link_name, ik.avoid_collisions = group, link, True
+    ik.robot_state.joint_state.name = list(names)
+    ik.robot_state.joint_state.position = list(positions)
+    ik.pose_stamped.header.frame_id = frame
+    ik.pose_stamped.pose.position.x = x
+    ik.pose_stamped.pose.position.z = 0.7     # not part of this model's task: ignored
+    return request
+
+
+def compute_ik(node, request):
+    from moveit_msgs.srv import GetPositionIK
+    return node.call(GetPositionIK, 'compute_ik', request)
+
+
+def code(name):
+    from moveit_msgs.msg import MoveItErrorCodes
+    return getattr(MoveItErrorCodes, name)
+
+
+def test_solves_the_group_and_echoes_the_rest(planar3_node, robot):
+    response = compute_ik(planar3_node, ik_request(0.2))
+    assert response.error_code.val == code('SUCCESS') and response.error_code.source == 'loink'
+    state = response.solution.joint_state
+    assert list(state.name) == ROBOT_JOINTS
+    assert (state.position[0], state.position[4]) == (0.25, -0.04)
+    assert robot.task(np.array(state.position[1:4]))[0, 0] == pytest.approx(0.2, abs=1e-8)
+
+
+@pytest.mark.parametrize('frame', ['', 'base_link', '/base_link'])
+def test_base_frame_spellings(planar3_node, frame):
+    assert compute_ik(planar3_node, ik_request(frame=frame)).error_code.val == code('SUCCESS')
+
+
+def test_seed_only_warm_starts(planar3_node):
+    answers = [compute_ik(planar3_node, ik_request(-0.1, positions=[0.0, *seed, 0.0]))
+               for seed in ([0.0, 0.0, 0.0], [0.7, -1.0, 0.9])]
+    np.testing.assert_allclose(answers[0].solution.joint_state.position,
+                               answers[1].solution.joint_state.position, atol=1e-8)
+
+
+BAD = {
+    'other group': ({'group': 'other_arm'}, 'INVALID_GROUP_NAME'),
+    'other link': ({'link': 'hand'}, 'INVALID_LINK_NAME'),
+    'other frame': ({'frame': 'world'}, 'FRAME_TRANSFORM_FAILURE'),
+    'lengths differ': ({'positions': ROBOT_POSITIONS[:4]}, 'INVALID_ROBOT_STATE'),
+    'NaN in state': ({'positions': [0.25, 0.1, NAN, 0.3, 0.0]}, 'INVALID_ROBOT_STATE'),
+    'group joint missing': ({'names': ['rail', 'shoulder', 'elbow', 'gripper'],
+                             'positions': [0.0] * 4}, 'INVALID_ROBOT_STATE'),
+    'out of reach': ({'x': 3.0}, 'NO_IK_SOLUTION'),
+    'NaN pose': ({'x': NAN}, 'NO_IK_SOLUTION'),
+}
+
+
+@pytest.mark.parametrize('case', BAD)
+def test_bad_request_gets_its_code_then_served(planar3_node, case):
+    fields, expected = BAD[case]
+    response = compute_ik(planar3_node, ik_request(**fields))
+    assert response.error_code.val == code(expected) and response.error_code.message
+    assert compute_ik(planar3_node, ik_request()).error_code.val == code('SUCCESS')
+
+
+def test_multi_tip_request_is_refused(planar3_node):
+    request = ik_request()
+    request.ik_request.ik_link_names = ['tip']
+    request.ik_request.pose_stamped_vector = [request.ik_request.pose_stamped]
+    assert compute_ik(planar3_node, request).error_code.val == code('INVALID_LINK_NAME')
+
+
+def test_no_ik_solution_above_task_tolerance(planar3_node):
+    assert all(r.successful for r in planar3_node.set(refine=False, task_tolerance=1e-12))
+    try:
+        response = compute_ik(planar3_node, ik_request(0.3))
+        assert response.error_code.val == code('NO_IK_SOLUTION')
+        assert 'task_tolerance' in response.error_code.message
+    finally:
+        assert all(r.successful for r in planar3_node.set(refine=True, task_tolerance=0.005))
+    assert compute_ik(planar3_node, ik_request(0.3)).error_code.val == code('SUCCESS')
+
+
+def test_panda_arm_request(panda_node):
+    """panda_arm's tip panda_link8 sits where the model's panda_hand is: both are served."""
+    from loink_msgs.srv import GetModelInfo
+    from loink_ros.core.problems.registry import make_problem
+    info = panda_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
+    panda = make_problem('panda')
+    lower, upper = np.asarray(info.joint_lower), np.asarray(info.joint_upper)
+    rng = np.random.default_rng(3)
+    targets = []
+    while len(targets) < 5:
+        position = panda.task(rng.uniform(lower, upper))[0]
+        if np.all(position > info.task_lower) and np.all(position < info.task_upper):
+            targets.append(position)
+    names = list(info.joint_names) + ['panda_finger_joint1', 'panda_finger_joint2']
+    seed = list(0.5 * (lower + upper)) + [0.04, 0.04]
+    for link, target in zip(['panda_link8', 'panda_hand'] * 3, targets):
+        request = ik_request(group='panda_arm', link=link, frame=info.base_frame, names=names,
+                             positions=seed)
+        point = request.ik_request.pose_stamped.pose.position
+        point.x, point.y, point.z = map(float, target)
+        response = compute_ik(panda_node, request)
+        assert response.error_code.val == code('SUCCESS'), response.error_code.message
+        state = response.solution.joint_state
+        assert list(state.name) == names and list(state.position[7:]) == [0.04, 0.04]
+        reached = panda.task(np.array(state.position[:7]))[0]
+        assert np.linalg.norm(reached - target) <= 0.002 + 1e-9
+        assert not math.isnan(sum(state.position))
