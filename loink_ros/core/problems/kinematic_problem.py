@@ -21,9 +21,15 @@ class KinematicProblem(Problem):
     """Task = chosen components of the tip frame position, in the base frame."""
 
     def __init__(self, urdf: Path, tip_frame: str, axes: str, name: str, cost_name: str,
-                 base_frame: str = 'base_link'):
+                 base_frame: str = 'base_link', locked_joints: tuple[str, ...] = (),
+                 limits: tuple[np.ndarray, np.ndarray] | None = None):
+        """`locked_joints` are fixed at their neutral value; `limits` narrows the URDF's."""
         self.urdf, self.tip_frame, self.base_frame = Path(urdf), tip_frame, base_frame
-        self.model = pin.buildModelFromUrdf(str(self.urdf))
+        model = pin.buildModelFromUrdf(str(self.urdf))
+        locked = [model.getJointId(n) for n in locked_joints if model.existJointName(n)]
+        self.model = pin.buildReducedModel(model, locked, pin.neutral(model)) if locked else model
+        if limits is not None:
+            self.model.lowerPositionLimit[:], self.model.upperPositionLimit[:] = limits
         self._local = threading.local()
         if not self.model.existFrame(tip_frame):
             raise ValueError(f'frame {tip_frame!r} not in {self.urdf.name}')

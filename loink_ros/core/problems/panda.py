@@ -1,11 +1,9 @@
 """Franka Panda (example-robot-data URDF): 7 arm joints, hand position task, posture cost."""
 
-import threading
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import numpy as np
-import pinocchio as pin
 
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 
@@ -36,14 +34,8 @@ class PandaProblem(KinematicProblem):
 
     def __init__(self, urdf: Path | None = None):
         super().__init__(urdf or panda_urdf(), 'panda_hand', 'xyz', name='panda',
-                         cost_name='posture', base_frame='panda_link0')
-        locked = [self.model.getJointId(n) for n in FINGERS if self.model.existJointName(n)]
-        self.model = pin.buildReducedModel(self.model, locked, pin.neutral(self.model))
-        self.model.lowerPositionLimit[:], self.model.upperPositionLimit[:] = LOWER, UPPER
-        self._local = threading.local()
-        self.tip_id = self.model.getFrameId(self.tip_frame)
-        self.joint_names = list(self.model.names[1:])
-        self.lower, self.upper = LOWER.copy(), UPPER.copy()
+                         cost_name='posture', base_frame='panda_link0', locked_joints=FINGERS,
+                         limits=(LOWER, UPPER))
         self.mid, self.half = 0.5 * (LOWER + UPPER), 0.5 * (UPPER - LOWER)
 
     def cost(self, q: np.ndarray) -> np.ndarray:
