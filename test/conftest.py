@@ -131,7 +131,11 @@ def planar3_node(request):
 
 @pytest.fixture(scope='module')
 def panda_node(request):
-    """loink_node on config/panda.yaml, one per module; skipped until the model is trained."""
-    if not (REPO / 'models' / 'panda.json').exists():
-        pytest.skip('models/panda.json does not exist yet (the Panda model is being trained)')
+    """loink_node on config/panda.yaml, one per module."""
     yield from serve_node(f'panda_{request.module.__name__}', REPO / 'config' / 'panda.yaml', {})
+
+
+@pytest.fixture(scope='module')
+def magneto_node(request):
+    """loink_node on config/magneto.yaml, one per module."""
+    yield from serve_node(f'magneto_{request.module.__name__}', REPO / 'config' / 'magneto.yaml', {})

@@ -34,7 +34,7 @@ class Streamer:
     def __init__(self, node: Node, solver: LOInKSolver, settings: Callable[[], Settings]):
         self.logger, self.settings = node.get_logger(), settings
         self.joint_names = list(solver.problem.joint_names)
-        self.base_frame = solver.problem.base_frame
+        self.base_frame = solver.model.problem['base_frame']
         self.tracker = Tracker(solver)
         self.last_target: float | None = None   # monotonic time of the last solved target
         self.robot = CurrentConfiguration(self.joint_names)

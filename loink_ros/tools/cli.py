@@ -130,9 +130,10 @@ def cmd_bench(args) -> None:
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
                              args.seed), args.json)
         return
-    from loink_ros.tools import bench_panda, bench_planar3
+    from loink_ros.tools import bench_magneto, bench_panda, bench_planar3, verify_magneto
     benches = {'planar3': (bench_planar3.run, 500),
-               'panda': (bench_panda.run, bench_panda.DEFAULT_TASKS)}
+               'panda': (bench_panda.run, bench_panda.DEFAULT_TASKS),
+               'magneto': (bench_magneto.run, 200), 'magneto-verify': (verify_magneto.run, 40)}
     if args.target not in benches:
         raise SystemExit(f'unknown bench {args.target!r}; known: {", ".join(benches)}')
     run, default_tasks = benches[args.target]
@@ -236,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser('plot', help='figures as PNG')
-    p.add_argument('kind', choices=['latent', 'spread'])
+    p.add_argument('kind', choices=['latent', 'spread', 'magneto'])
     p.add_argument('model')
     p.add_argument('--out', type=Path, required=True)
     p.set_defaults(func=cmd_plot)

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from loink_ros.core.runtime.solver import LOInKSolver  # noqa: E402
+from loink_ros.tools.plot_magneto import magneto_postures  # noqa: E402
 
 LATENT_RADIUS = 2.5
 GRID = 121
@@ -70,4 +71,4 @@ def cost_against_spread(solver: LOInKSolver, out: Path, n_tasks: int = 30,
     plt.close(fig)
 
 
-PLOTS = {'latent': latent_space, 'spread': cost_against_spread}
+PLOTS = {'latent': latent_space, 'spread': cost_against_spread, 'magneto': magneto_postures}

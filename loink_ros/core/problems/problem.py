@@ -37,6 +37,10 @@ class Problem(ABC):
     def cost(self, q: np.ndarray) -> np.ndarray:
         """Cost of each configuration, (B, n) -> (B,)."""
 
+    def closed_form_refine(self, q: np.ndarray, task: np.ndarray) -> np.ndarray | None:
+        """An exact, problem-specific refinement of q (n,) for task (p,); None if there is none."""
+        return None
+
     def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Configurations spread over the joint limits, (count, n)."""
         return rng.uniform(self.lower, self.upper, size=(count, self.dim))

@@ -4,10 +4,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from loink_ros.core.problems.panda import PandaProblem
+from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.problems.problem import Problem
 
-PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda': PandaProblem}
+PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda': PandaProblem,
+                                              'magneto': MagnetoProblem}
 
 
 def make_problem(name: str, urdf: Path | None = None) -> Problem:

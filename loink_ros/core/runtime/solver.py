@@ -12,6 +12,10 @@ from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solution import Solution
 
 
+# Task error below which a closed-form refinement is taken as exact.
+EXACT_TOL = 1e-9
+
+
 class LOInKSolver:
     """x* = G^-1([y; z]) in joint units, clipped to the limits and checked by true FK."""
 
@@ -89,12 +93,23 @@ class LOInKSolver:
                                   bool(result.converged[i])) for i, q in enumerate(raw)]
         return solutions, result.state
 
+    def _task_error(self, q: np.ndarray, y: np.ndarray) -> float:
+        """||task(q) - y|| by the true forward kinematics."""
+        return float(np.linalg.norm(self.problem.task(q)[0] - y))
+
+    def _refine(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The problem's closed form where it lands inside the limits on the task, else DLS."""
+        exact = self.problem.closed_form_refine(q, y)
+        if (exact is not None and np.all((exact >= self.problem.lower) & (exact <= self.problem.upper))
+                and self._task_error(exact, y) <= EXACT_TOL):
+            return exact
+        return refine(self.problem, q, y)[0]
+
     def _finish(self, q: np.ndarray, y: np.ndarray, z: np.ndarray, predicted: float,
                 refine_answer: bool, converged: bool) -> Solution:
         inside = np.clip(q, self.problem.lower, self.problem.upper)
         clipped = not np.array_equal(inside, q)
         if refine_answer:
-            inside, _ = refine(self.problem, inside, y)
-        error = float(np.linalg.norm(self.problem.task(inside)[0] - y))
-        return Solution(inside, z, float(predicted), float(self.problem.cost(inside)[0]), error,
-                        clipped, refine_answer, converged)
+            inside = self._refine(inside, y)
+        return Solution(inside, z, float(predicted), float(self.problem.cost(inside)[0]),
+                        self._task_error(inside, y), clipped, refine_answer, converged)
