@@ -180,7 +180,7 @@ def test_live_parameters_are_checked(planar3_node):
             'tolerance': planar3_node.set(task_tolerance=0.0)[0],
             'type': planar3_node.set(refine='yes')[0],
             'model': planar3_node.set(model='other')[0],
-            'urdf': planar3_node.set(urdf='/tmp/x.urdf')[0],
+            'urdf': planar3_node.set(urdf='other.urdf')[0],
         }
         for what, result in refused.items():
             assert not result.successful and result.reason, what

@@ -57,7 +57,7 @@ def solve_workload(prefix: str, tasks: np.ndarray) -> Workload:
     """Optimal solves of the given tasks."""
     requests = [Solve.Request(task=task.tolist()) for task in tasks]
     outcomes = {ErrorCode.SUCCESS: 'ok', ErrorCode.NO_SOLUTION: 'no_solution'}
-    return Workload('solve', 'Solve of the optimum (latent empty, refine false)', Solve,
+    return Workload('solve', 'Solve of the optimum (latent empty; the node refine parameter applies)', Solve,
                     f'{prefix}/solve', requests, lambda r: outcomes.get(r.error_code, 'failed'))
 
 
