@@ -5,7 +5,7 @@ Targets: footholds within FOOT_RANGE of nominal on the surface, heights in HEIGH
 surface), kept when a feasible stance exists (a random body pose with closed-form legs
 passes every limit: no solver decides which targets count).
 
-Methods, all in this process, one BLAS thread, best of `REPEATS` wall times per target:
+Methods, all in this process, one BLAS thread, best of 3 wall times per target (tools/timing.py):
 - `loink`: x = G^-1([y; 0]) (numpy semismooth Newton), clipped to the bounds;
 - `loink_refined`: the same, then the legs re-solved in closed form for the footholds at
   the network's body pose and the commanded height (MagnetoProblem.refine_legs): exact
@@ -21,8 +21,6 @@ Foot error: max over the four feet of |Pinocchio foot frame (gimbals resolved) -
 Cost: J (what both methods minimise) and J_f (exact max over feet of the required pull).
 """
 
-import time
-
 import numpy as np
 from tqdm import tqdm
 
@@ -30,9 +28,9 @@ from loink_ros.core.magneto_ipopt import MagnetoIpopt
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.timing import TIMING, best_of
 from loink_ros.tools.verify_magneto import NEAR_OPTIMAL, DISTINCT, AGREE, feasible_stances
 
-REPEATS = 3
 AMBIGUITY_TARGETS = 50     # targets that also get a multi-start IPOPT run
 AMBIGUITY_STARTS = 8
 WORSE = 1e-3               # relative: IPOPT "worse than LOInK" beyond this
@@ -58,15 +56,6 @@ class LOInKMagneto:
         """G^-1([y; 0]) in joint units, (1, 18), before clipping to the bounds."""
         w = np.concatenate([(task - self.norm.y_mean) / self.norm.y_std, self.zero])[None]
         return self.norm.x_from_net(self.model.network.inverse(w).x)
-
-
-def _timed(func):
-    best, out = np.inf, None
-    for _ in range(REPEATS):
-        began = time.perf_counter()
-        out = func()
-        best = min(best, time.perf_counter() - began)
-    return 1e3 * best, out
 
 
 def held_out_targets(problem: MagnetoProblem, count: int, seed: int) -> np.ndarray:
@@ -133,7 +122,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
                         ('loink_runtime', lambda: solver.solve(task, refine_answer=True).q),
                         ('ipopt', lambda: ipopt.solve(task)),
                         ('ipopt_vm', lambda: ipopt_vm.solve(task))):
-            ms, out = _timed(func)
+            ms, out = best_of(func)
             if m == 'ipopt':
                 row['ipopt_status'], row['ipopt_success'] = out.status, out.success
                 row['ipopt_iterations'] = out.iterations
@@ -176,7 +165,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     return {
         'model': model.name, 'model_version': model.version, 'n_targets': len(rows),
         'inclination_deg': problem.inclination_deg,
-        'timing': f'best of {REPEATS} wall times per target, same process, 1 BLAS thread',
+        'timing': TIMING + ', all methods in one process',
         'methods': summary,
         'ipopt_success_count': int(ok.sum()), 'ipopt_statuses': statuses,
         'ipopt_iterations': _stats([r['ipopt_iterations'] for r in rows]),

@@ -1,7 +1,5 @@
 """`loink bench panda`: LOInK against a multi-start SLSQP optimum of the same cost."""
 
-import time
-
 import numpy as np
 from tqdm import tqdm
 
@@ -10,6 +8,7 @@ from loink_ros.core.reference_optimizer import ambiguity_span, local_optimum, re
 from loink_ros.core.runtime.model_file import ModelFile, load_model
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.timing import TIMING, best_of
 
 DEFAULT_TASKS = 300
 STARTS = 16           # SLSQP starts per target
@@ -41,12 +40,6 @@ def typical_cost(problem: PandaProblem, y: np.ndarray, rng: np.random.Generator)
     return float(np.median(costs)) if costs else float('nan')
 
 
-def _timed(func) -> tuple[float, object]:
-    began = time.perf_counter()
-    out = func()
-    return 1e3 * (time.perf_counter() - began), out
-
-
 def run(model_name: str, n_tasks: int, seed: int) -> dict:
     """All figures of the panda bench."""
     problem = PandaProblem()
@@ -56,10 +49,10 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     rows = []
     for i, y in enumerate(tqdm(held_out_targets(problem, model, n_tasks, rng), desc='bench panda',
                                unit='task')):
-        raw_ms, raw = _timed(lambda: solver.solve(y))
-        refined_ms, refined = _timed(lambda: solver.solve(y, refine_answer=True))
+        raw_ms, raw = best_of(lambda: solver.solve(y))
+        refined_ms, refined = best_of(lambda: solver.solve(y, refine_answer=True))
         ref = reference_optimum(problem, y, STARTS, seed=seed + i)
-        polish_ms, polished = _timed(lambda: local_optimum(problem, y, refined.q))
+        polish_ms, polished = best_of(lambda: local_optimum(problem, y, refined.q))
         polished = np.clip(polished.x, problem.lower, problem.upper)
         polished_ok = np.linalg.norm(problem.task(polished)[0] - y) <= SUCCESS_ERROR
         spread = typical_cost(problem, y, rng) - ref.cost
@@ -86,6 +79,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     frac = lambda k: float(np.nanmean(col[k]))
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': len(rows), 'seed': seed,
+        'timing': TIMING + '; the reference optimiser: one run',
         'reference': f'SLSQP, {STARTS} random starts, best feasible optimum',
         'reference_ok_fraction': frac('ref_ok'),
         'reference_agreeing_starts_median': med('agreed'),

@@ -1,13 +1,12 @@
 """`loink bench planar3`: regret against a dense search, task error, inverse speed."""
 
-import time
-
 import numpy as np
 from tqdm import tqdm
 
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.timing import TIMING, best_of
 
 NEAR_OPTIMAL = 0.02   # share of the task's cost range
 AMBIGUOUS_SPAN = 0.3  # rad: near-optimal configurations farther than this from the best
@@ -27,16 +26,6 @@ def ground_truth(problem: Planar3Problem, y: float) -> dict:
 
 
 
-def _timed(func, repeats: int = 3) -> tuple[float, object]:
-    """Best of `repeats` wall times in ms (robust to other load on the machine), and the result."""
-    best = np.inf
-    for _ in range(repeats):
-        began = time.perf_counter()
-        out = func()
-        best = min(best, time.perf_counter() - began)
-    return 1e3 * best, out
-
-
 def run(model_name: str, n_tasks: int, seed: int) -> dict:
     """All figures of the planar3 bench."""
     problem = Planar3Problem()
@@ -47,11 +36,11 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     rows = []
     for y in tqdm(tasks, desc='bench planar3', unit='task'):
         truth = ground_truth(problem, float(y[0]))
-        raw_ms, raw = _timed(lambda: solver.solve(y))
-        refined_ms, refined = _timed(lambda: solver.solve(y, refine_answer=True))
+        raw_ms, raw = best_of(lambda: solver.solve(y))
+        refined_ms, refined = best_of(lambda: solver.solve(y, refine_answer=True))
         w = np.hstack([model.normalization.y_to_net(y), np.zeros(model.latent_dim)])[None]
-        dys_ms, dys = _timed(lambda: model.network.inverse(w, 'davis_yin', INVERSE_TOL))
-        fast_ms, fast = _timed(lambda: model.network.inverse(w, 'newton', INVERSE_TOL))
+        dys_ms, dys = best_of(lambda: model.network.inverse(w, 'davis_yin', INVERSE_TOL))
+        fast_ms, fast = best_of(lambda: model.network.inverse(w, 'newton', INVERSE_TOL))
         exact = model.network.inverse(w)
         span = truth['j_max'] - truth['j_min']
         rows.append({
@@ -71,7 +60,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     p95 = lambda k: float(np.percentile(col[k], 95))
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': n_tasks,
-        'timing': 'best of 3 runs per task, median over tasks, 1 BLAS thread',
+        'timing': TIMING,
         'ambiguous_fraction': float(col['ambiguous'].mean()),
         'near_optimal_span_p95_rad': p95('span'),
         'median_regret': med('regret'), 'p95_regret': p95('regret'),
