@@ -21,6 +21,8 @@ Foot error: max over the four feet of |Pinocchio foot frame (gimbals resolved) -
 Cost: J (what both methods minimise) and J_f (exact max over feet of the required pull).
 """
 
+from collections import Counter
+
 import numpy as np
 from tqdm import tqdm
 
@@ -159,15 +161,14 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     worse = [r['ipopt']['J'] > (1 + WORSE) * r['loink_refined']['J'] and r['loink_refined']['feasible']
              for r in rows]
     amb = [r['ambiguous'] for r in rows if 'ambiguous' in r]
-    statuses = {}
-    for r in rows:
-        statuses[r['ipopt_status']] = statuses.get(r['ipopt_status'], 0) + 1
+    statuses = Counter(r['ipopt_status'] for r in rows)
     return {
         'model': model.name, 'model_version': model.version, 'n_targets': len(rows),
         'inclination_deg': problem.inclination_deg,
         'timing': TIMING + ', all methods in one process',
         'methods': summary,
-        'ipopt_success_count': int(ok.sum()), 'ipopt_statuses': statuses,
+        'ipopt_success_count': int(ok.sum()), 'ipopt_statuses': dict(statuses),
+        'ipopt_status_per_target': [r['ipopt_status'] for r in rows],
         'ipopt_iterations': _stats([r['ipopt_iterations'] for r in rows]),
         'speedup_mean': float(speed.mean()), 'speedup_median': float(np.median(speed)),
         'speedup_max': float(speed.max()), 'speedup_min': float(speed.min()),
