@@ -1,6 +1,5 @@
 """A problem whose task is the position of a frame of a URDF robot (Pinocchio)."""
 
-import threading
 from importlib.resources import files
 from pathlib import Path
 
@@ -8,6 +7,7 @@ import numpy as np
 import pinocchio as pin
 
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.thread_data import PerThreadData
 
 AXES = 'xyz'
 
@@ -20,6 +20,8 @@ def robot_file(name: str) -> Path:
 class KinematicProblem(Problem):
     """Task = chosen components of the tip frame position, in the base frame."""
 
+    data = PerThreadData()
+
     def __init__(self, urdf: Path, tip_frame: str, axes: str, name: str, cost_name: str,
                  base_frame: str = 'base_link', locked_joints: tuple[str, ...] = (),
                  limits: tuple[np.ndarray, np.ndarray] | None = None):
@@ -30,7 +32,6 @@ class KinematicProblem(Problem):
         self.model = pin.buildReducedModel(model, locked, pin.neutral(model)) if locked else model
         if limits is not None:
             self.model.lowerPositionLimit[:], self.model.upperPositionLimit[:] = limits
-        self._local = threading.local()
         if not self.model.existFrame(tip_frame):
             raise ValueError(f'frame {tip_frame!r} not in {self.urdf.name}')
         self.tip_id = self.model.getFrameId(tip_frame)
@@ -40,13 +41,6 @@ class KinematicProblem(Problem):
         self.lower = self.model.lowerPositionLimit.copy()
         self.upper = self.model.upperPositionLimit.copy()
         self.task_names = [f'{tip_frame}_{a}' for a in axes]
-
-    @property
-    def data(self) -> pin.Data:
-        """Pinocchio workspace of the calling thread (solves may run concurrently)."""
-        if not hasattr(self._local, 'data'):
-            self._local.data = self.model.createData()
-        return self._local.data
 
     def tip_position(self, q: np.ndarray) -> np.ndarray:
         """Tip position (3,) at one configuration."""

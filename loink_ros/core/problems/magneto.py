@@ -19,7 +19,6 @@ corners >= CLEARANCE above the surface.
 from __future__ import annotations
 
 import math
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ import pinocchio as pin
 from loink_ros.core.problems import magneto_model as mm
 from loink_ros.core.problems.kinematic_problem import robot_file
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.thread_data import PerThreadData
 
 # Physics and cost settings (docs/MAGNETO.md).
 GRAVITY = 9.81
@@ -68,13 +68,14 @@ ANGLE_RANGE = 0.35
 class MagnetoProblem(Problem):
     """Minimal-adhesion stance of Magneto for given footholds and body height."""
 
+    data = PerThreadData()
+
     def __init__(self, urdf: Path | None = None, inclination_deg: float = 40.0,
                  name: str = 'magneto', w_position: float = W_POSITION,
                  w_angle: float = W_ANGLE, w_barrier: float = W_BARRIER,
                  w_gimbal: float = W_GIMBAL, smooth: float = SMOOTH):
         self.urdf = Path(urdf or robot_file('magneto.urdf'))
         self.model = pin.buildModelFromUrdf(str(self.urdf), pin.JointModelFreeFlyer())
-        self._local = threading.local()
         self.geometry = mm.MagnetoGeometry.from_model(self.model)
         self._check_leg_structure()
         self._ik_constants = [(leg.placements[0][0], leg.placements[0][1], leg.placements[1][1][1],
@@ -122,13 +123,6 @@ class MagnetoProblem(Problem):
                 raise ValueError(f'{leg.name}: unexpected leg structure for the closed-form IK')
             if p_f[0] != 0.0 or p_f[2] != 0.0 or p_t[1:] != [0.0, 0.0] or p_g[1:] != [0.0, 0.0]:
                 raise ValueError(f'{leg.name}: unexpected link offsets for the closed-form IK')
-
-    @property
-    def data(self) -> pin.Data:
-        """Pinocchio workspace of the calling thread."""
-        if not hasattr(self._local, 'data'):
-            self._local.data = self.model.createData()
-        return self._local.data
 
     def stance_configuration(self, height: float) -> np.ndarray:
         """Nominal stance: body level over the feet at `height`, ROBOTS.md's joint angles."""
