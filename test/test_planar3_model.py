@@ -54,3 +54,10 @@ def test_refined_answers_hit_the_task_inside_limits(results):
     for _, refined, *_ in rows:
         assert refined.task_error < 1e-8
         assert np.all((refined.q >= problem.lower) & (refined.q <= problem.upper))
+
+
+def test_design_check_separates_ambiguous_designs():
+    from loink_ros.tools.design_check import run
+    designs = run('planar3', 8, 3)['designs']
+    assert designs['effort + posture, shipped limits (shipped)']['ambiguous_fraction'] == 0.0
+    assert designs['gravity torque only, wide limits +/-(1.2, 2.2, 2.2)']['ambiguous_fraction'] > 0.5

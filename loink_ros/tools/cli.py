@@ -1,4 +1,4 @@
-"""`loink`: dataset, train, export, info, solve, sample, track, bench, plot, demo."""
+"""`loink`: dataset, train, export, info, solve, sample, track, bench, design, plot, demo."""
 
 import argparse
 import json
@@ -140,6 +140,11 @@ def cmd_bench(args) -> None:
     _emit(run(args.model or args.target, args.tasks or default_tasks, args.seed), args.json)
 
 
+def cmd_design(args) -> None:
+    from loink_ros.tools import design_check
+    _emit(design_check.run(args.robot, args.tasks, args.seed), args.json)
+
+
 def cmd_plot(args) -> None:
     from loink_ros.tools import plots
     plots.PLOTS[args.kind](_solver(args), args.out)
@@ -235,6 +240,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--seed', type=int, default=12345)
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser('design', help='one clear optimum per task? candidate designs compared')
+    p.add_argument('robot', choices=['planar3', 'panda'])
+    p.add_argument('--tasks', type=int, default=150)
+    p.add_argument('--seed', type=int, default=777)
+    p.add_argument('--json', metavar='FILE')
+    p.set_defaults(func=cmd_design)
 
     p = sub.add_parser('plot', help='figures as PNG')
     p.add_argument('kind', choices=['latent', 'spread', 'magneto'])

@@ -32,11 +32,13 @@ def panda_urdf() -> Path:
 class PandaProblem(KinematicProblem):
     """Task: panda_hand position in panda_link0; J = sum w_i ((q_i - q_mid,i) / q_half,i)^2."""
 
-    def __init__(self, urdf: Path | None = None):
+    def __init__(self, urdf: Path | None = None,
+                 limits: tuple[np.ndarray, np.ndarray] | None = (LOWER, UPPER)):
+        """`limits` None keeps the URDF's (only to compare designs: loink design panda)."""
         super().__init__(urdf or panda_urdf(), 'panda_hand', 'xyz', name='panda',
                          cost_name='posture', base_frame='panda_link0', locked_joints=FINGERS,
-                         limits=(LOWER, UPPER))
-        self.mid, self.half = 0.5 * (LOWER + UPPER), 0.5 * (UPPER - LOWER)
+                         limits=limits)
+        self.mid, self.half = 0.5 * (self.lower + self.upper), 0.5 * (self.upper - self.lower)
 
     def cost(self, q: np.ndarray) -> np.ndarray:
         q = np.atleast_2d(q)

@@ -13,9 +13,12 @@ EFFORT_WEIGHT = 0.3
 class Planar3Problem(KinematicProblem):
     """Vertical-plane arm; J = 0.3 sum (tau_g / tau_max)^2 + sum ((q - q_mid) / q_half)^2."""
 
-    def __init__(self, urdf: Path | None = None):
+    def __init__(self, urdf: Path | None = None, effort_weight: float = EFFORT_WEIGHT,
+                 posture_weight: float = 1.0, limits: tuple[np.ndarray, np.ndarray] | None = None):
+        """Defaults are the shipped design; the others exist to compare designs (loink design)."""
         super().__init__(urdf or robot_file('planar3.urdf'), 'tip', 'x', name='planar3',
-                         cost_name='effort_and_posture')
+                         cost_name='effort_and_posture', limits=limits)
+        self.effort_weight, self.posture_weight = effort_weight, posture_weight
         self.effort = self.model.effortLimit.copy()
         self.mid = 0.5 * (self.lower + self.upper)
         self.half = 0.5 * (self.upper - self.lower)
@@ -30,7 +33,7 @@ class Planar3Problem(KinematicProblem):
         q = np.atleast_2d(q)
         effort = ((self.gravity_torque(q) / self.effort) ** 2).sum(-1)
         posture = (((q - self.mid) / self.half) ** 2).sum(-1)
-        return EFFORT_WEIGHT * effort + posture
+        return self.effort_weight * effort + self.posture_weight * posture
 
     def self_motion_set(self, y: float, resolution: int = 400) -> np.ndarray:
         """All configurations within limits reaching tip x = y, on a (q1, q2) grid; (m, 3)."""
