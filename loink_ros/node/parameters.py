@@ -52,8 +52,8 @@ SPECS: dict[str, Spec] = {
     'urdf': Spec('', "URDF of the robot; empty: the model's own URDF."),
     'smoothing': Spec(0.0, 'Streaming smoothing mu_s >= 0; 0 tracks the pointwise optimum.',
                       live=True, low=0.0, high=1000.0),
-    'refine': Spec(False, 'Refine streaming and GetPositionIK answers on the true kinematics.',
-                   live=True),
+    'refine': Spec(False, 'Refine every answer on the true kinematics (a request flag can '
+                   'only add it).', live=True),
     'task_tolerance': Spec(0.01, 'Largest task error (task units, m) counted as a solution.',
                            live=True, low=0.0, high=10.0, positive=True),
     'inverse_tolerance': Spec(1e-10, 'Newton tolerance of the network inverse, per layer.',
