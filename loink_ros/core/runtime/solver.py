@@ -97,19 +97,24 @@ class LOInKSolver:
         """||task(q) - y|| by the true forward kinematics."""
         return float(np.linalg.norm(self.problem.task(q)[0] - y))
 
-    def _refine(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The problem's closed form where it lands inside the limits on the task, else DLS."""
+    def _refine(self, q: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+        """(q, task error): the problem's closed form where it lands inside the limits on the
+        task, else damped least squares."""
         exact = self.problem.closed_form_refine(q, y)
-        if (exact is not None and np.all((exact >= self.problem.lower) & (exact <= self.problem.upper))
-                and self._task_error(exact, y) <= EXACT_TOL):
-            return exact
-        return refine(self.problem, q, y)[0]
+        if exact is not None and np.all((exact >= self.problem.lower) & (exact <= self.problem.upper)):
+            error = self._task_error(exact, y)
+            if error <= EXACT_TOL:
+                return exact, error
+        q = refine(self.problem, q, y)[0]
+        return q, self._task_error(q, y)
 
     def _finish(self, q: np.ndarray, y: np.ndarray, z: np.ndarray, predicted: float,
                 refine_answer: bool, converged: bool) -> Solution:
         inside = np.clip(q, self.problem.lower, self.problem.upper)
         clipped = not np.array_equal(inside, q)
         if refine_answer:
-            inside = self._refine(inside, y)
-        return Solution(inside, z, float(predicted), float(self.problem.cost(inside)[0]),
-                        self._task_error(inside, y), clipped, refine_answer, converged)
+            inside, error = self._refine(inside, y)
+        else:
+            error = self._task_error(inside, y)
+        return Solution(inside, z, float(predicted), float(self.problem.cost(inside)[0]), error,
+                        clipped, refine_answer, converged)
