@@ -30,8 +30,9 @@ from loink_ros.core.magneto_ipopt import MagnetoIpopt
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.ambiguity import NEAR_OPTIMAL
 from loink_ros.tools.timing import TIMING, best_of
-from loink_ros.tools.verify_magneto import NEAR_OPTIMAL, DISTINCT, AGREE, feasible_stances
+from loink_ros.tools.verify_magneto import AGREE, DISTINCT, feasible_stances
 
 AMBIGUITY_TARGETS = 50     # targets that also get a multi-start IPOPT run
 AMBIGUITY_STARTS = 8

@@ -8,13 +8,12 @@ from loink_ros.core.reference_optimizer import ambiguity_span, local_optimum, re
 from loink_ros.core.runtime.model_file import ModelFile, load_model
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
 from loink_ros.tools.timing import TIMING, best_of
 
 DEFAULT_TASKS = 300
 STARTS = 16           # SLSQP starts per target
 SPREAD_SAMPLES = 16   # random feasible postures per target for the cost spread
-NEAR_OPTIMAL = 0.02   # share of the best cost
-AMBIGUOUS_SPAN = 0.3  # rad
 SUCCESS_ERROR = 1e-6  # m
 BEATS = 1e-6          # relative cost margin for "LOInK beats the reference"
 

@@ -6,10 +6,9 @@ from tqdm import tqdm
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
 from loink_ros.tools.timing import TIMING, best_of
 
-NEAR_OPTIMAL = 0.02   # share of the task's cost range
-AMBIGUOUS_SPAN = 0.3  # rad: near-optimal configurations farther than this from the best
 INVERSE_TOL = 1e-6
 GRID = 300
 

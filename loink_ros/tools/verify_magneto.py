@@ -14,8 +14,8 @@ from tqdm import tqdm
 
 from loink_ros.core.magneto_ipopt import MagnetoIpopt
 from loink_ros.core.problems.magneto import CLEARANCE, MagnetoProblem
+from loink_ros.tools.ambiguity import NEAR_OPTIMAL
 
-NEAR_OPTIMAL = 0.02
 DISTINCT = 0.05        # rad or m, max over the 18 coordinates
 AGREE = 1e-4           # relative cost gap of "the same optimum"
 STARTS = 12
