@@ -1,5 +1,6 @@
 # Source me (bash or zsh): `source ./env.sh`. Activates .venv and adds the colcon
-# install of the interface packages. Run `make setup` (scripts/setup.sh) first.
+# install of the interface packages and of loink_ros's ament index entries, and the ROS 2
+# command line in .ros2tools where set-up installed it. Run `make setup` (scripts/setup.sh) first.
 if [ -n "${BASH_SOURCE:-}" ]; then
   _loink_src="${BASH_SOURCE[0]}"
 elif [ -n "${ZSH_VERSION:-}" ]; then
@@ -32,6 +33,13 @@ done
 _loink_prepend LD_LIBRARY_PATH "$_loink_inst/lib"
 _loink_prepend PYTHONPATH "$_loink_inst/lib/python3.11/site-packages"
 export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
+# `ros2`, launch and launch_testing (from ../shared/ros2tools), once per shell.
+if [ -f "$_loink_root/.ros2tools/env.sh" ]; then
+  case ":$PATH:" in
+    *":$_loink_root/.ros2tools/bin:"*) ;;
+    *) . "$_loink_root/.ros2tools/env.sh" ;;
+  esac
+fi
 
 unset -f _loink_prepend
 unset _loink_src _loink_root _loink_inst _loink_var _loink_cur

@@ -24,6 +24,8 @@ setup(
         ('share/' + PACKAGE + '/models', files('models/*')),
     ],
     install_requires=['setuptools'],
+    # colcon's pytest step runs only for a package whose test extra names pytest.
+    extras_require={'test': ['pytest', 'pytest-timeout']},
     zip_safe=True,
     maintainer='LOInK maintainers',
     maintainer_email='loink-maintainers@example.com',

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One idempotent set-up step: .venv (pip packages + this package in editable mode)
-# and the interface packages built with colcon into .colcon/.
+# One idempotent set-up step: .venv (pip packages + this package in editable mode),
+# the interface packages built with colcon into .colcon/, loink_ros registered in the
+# ament index there, and, where ../shared/ros2tools exists, the ROS 2 Jazzy command line
+# and launch installed into .ros2tools/.
 # A stamp keyed on the inputs makes a re-run with nothing changed take seconds.
 set -euo pipefail
 
@@ -9,6 +11,9 @@ cd "$ROOT"
 VENV=.venv
 STAMP="$VENV/.loink-setup-stamp"
 SHARED_IF=../shared/interfaces   # moveit_msgs closure (read-only, optional)
+SHARED_TOOLS=../shared/ros2tools # ros2cli, launch, launch_testing (read-only, optional)
+TOOLS=.ros2tools
+REQUIREMENTS=(requirements-no-ros.txt requirements.txt requirements-test.txt)
 
 log() { echo "[setup] $*"; }
 # Quiet pip. This machine's pip config names local indexes that lack many projects,
@@ -17,24 +22,31 @@ pip_install() {
   python -m pip install -q "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
 }
 
-# Everything whose change needs a rebuild; the shared interfaces count when present.
+files_hash() {  # folder: the sha256 of every file in it, by path
+  (cd "$1" && find . -type f | LC_ALL=C sort | xargs -r sha256sum) | sha256sum | cut -d' ' -f1
+}
+# What .ros2tools is built from: its sources and the ROS wheels it builds against.
+tools_hash() { { files_hash "$SHARED_TOOLS"; cat requirements-no-ros.txt; } | sha256sum | cut -d' ' -f1; }
+
+# Everything whose change needs a re-run; the shared folders count when present.
 inputs_hash() {
   {
-    cat requirements.txt setup.py setup.cfg package.xml scripts/setup.sh
-    find loink_msgs -type f | LC_ALL=C sort | xargs -r sha256sum
-    # launch/ config/ models/ are linked as folders: only their existence matters.
-    for d in launch config models; do [ -e "$d" ] && echo "has $d"; done
-    if [ -d "$SHARED_IF" ]; then
-      (cd "$SHARED_IF" && find . -type f | LC_ALL=C sort | xargs -r sha256sum)
-    fi
+    cat "${REQUIREMENTS[@]}" requirements-train.txt setup.py setup.cfg package.xml scripts/setup.sh
+    files_hash loink_msgs
+    # The ament index holds one link per file of these: adding or removing one re-registers.
+    find launch config models resource -type f 2>/dev/null | LC_ALL=C sort
+    if [ -d "$SHARED_IF" ]; then files_hash "$SHARED_IF"; fi
+    if [ -d "$SHARED_TOOLS" ]; then tools_hash; fi
   } | sha256sum | cut -d' ' -f1
 }
 
 HASH="$(inputs_hash)"
-BUILT_OK=(.colcon/install/share/loink_msgs/package.xml)
+BUILT_OK=(.colcon/install/share/loink_msgs/package.xml)   # what colcon builds
 if [ -d "$SHARED_IF" ]; then BUILT_OK+=(.colcon/install/share/moveit_msgs/package.xml); fi
-built_ok() { for f in "${BUILT_OK[@]}"; do [ -f "$f" ] || return 1; done; }
-if [ -x "$VENV/bin/python" ] && built_ok && [ -f "$STAMP" ] \
+DONE_OK=("${BUILT_OK[@]}" .colcon/install/share/loink_ros/package.xml)
+if [ -d "$SHARED_TOOLS" ]; then DONE_OK+=("$TOOLS/env.sh"); fi
+all_exist() { for f in "$@"; do [ -f "$f" ] || return 1; done; }
+if [ -x "$VENV/bin/python" ] && all_exist "${DONE_OK[@]}" && [ -f "$STAMP" ] \
    && [ "$(cat "$STAMP")" = "$HASH" ]; then
   log "up to date"
   exit 0
@@ -49,15 +61,16 @@ if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV with $(command -v python3.11)"
   python3.11 -m venv "$VENV"
   # Old CMake caches would point into the previous venv: rebuild from scratch.
-  rm -rf .colcon
+  rm -rf .colcon "$TOOLS"
 fi
 # shellcheck disable=SC1091
 source "$VENV/bin/activate"
 
 log "pip: upgrading pip"
 pip_install --upgrade pip
-log "pip: installing requirements.txt (a fresh venv takes a few minutes)"
-pip_install -r requirements.txt
+log "pip: installing ${REQUIREMENTS[*]} (a fresh venv takes a few minutes)"
+REQ_ARGS=(); for r in "${REQUIREMENTS[@]}"; do REQ_ARGS+=(-r "$r"); done
+pip_install "${REQ_ARGS[@]}"
 
 # The wheels' CMake exports name the wheel builder's Python/numpy include dirs.
 log "fixing CMake include paths of the ROS wheels"
@@ -103,21 +116,69 @@ colcon --log-base .colcon/log build \
   --build-base .colcon/build --install-base .colcon/install --merge-install \
   --event-handlers console_cohesion- console_start_end+ status- summary+ \
   --cmake-args -DPython3_EXECUTABLE="$(command -v python)" -DBUILD_TESTING=OFF
-if ! built_ok; then
+if ! all_exist "${BUILT_OK[@]}"; then
   echo "[setup] error: colcon finished but one of ${BUILT_OK[*]} is missing" >&2
   exit 1
 fi
 
-# Editable installs skip data_files, so register loink_ros in the ament index here,
-# with links to the sources (as `colcon build --symlink-install` would).
+# Editable installs skip data_files and put console scripts in .venv/bin, so register
+# loink_ros in the ament index here as `colcon build --symlink-install` does: one link per
+# data file (ros2launch's os.walk does not follow folder links) and lib/loink_ros/<exe>
+# for each console script. Synced in place: other shells may be using the index.
 log "registering loink_ros in the ament index (.colcon/install)"
-SHARE=.colcon/install/share/loink_ros
-rm -rf "$SHARE"   # drops links to folders that are gone
-mkdir -p "$SHARE" .colcon/install/share/ament_index/resource_index/packages
-touch .colcon/install/share/ament_index/resource_index/packages/loink_ros
-for item in package.xml launch config models; do
-  if [ -e "$item" ]; then ln -sfn "$ROOT/$item" "$SHARE/$item"; fi
-done
+python - <<'PY'
+import os
+import sys
+from importlib.metadata import distribution
+from pathlib import Path
+
+from colcon_python_setup_py.package_identification.python_setup_py import get_setup_information
+
+PACKAGE = 'loink_ros'
+root, install = Path.cwd(), Path.cwd() / '.colcon' / 'install'
+wanted = {}  # link in the install -> what it points to
+for dest, files in get_setup_information(root / 'setup.py')['data_files']:
+    for name in files:
+        wanted[install / dest / Path(name).name] = root / name
+for entry in distribution(PACKAGE).entry_points.select(group='console_scripts'):
+    script = Path(sys.prefix, 'bin', entry.name)
+    if not os.access(script, os.X_OK):
+        sys.exit(f'[setup] error: console script {script} missing after the editable install')
+    wanted[install / 'lib' / PACKAGE / entry.name] = script
+
+for top in (install / 'share' / PACKAGE, install / 'lib' / PACKAGE):  # drop stale entries
+    for folder, dirs, files in os.walk(top, topdown=False):
+        for name in files + dirs:
+            path = Path(folder, name)
+            if path.is_symlink() or path.is_file():
+                if path not in wanted:
+                    path.unlink()
+            elif not any(path.iterdir()):
+                path.rmdir()
+for link, target in wanted.items():
+    if link.is_symlink() and link.readlink() == target:
+        continue
+    link.parent.mkdir(parents=True, exist_ok=True)
+    tmp = link.with_name(f'.{link.name}.tmp')
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(target)
+    os.replace(tmp, link)  # atomic: a reader sees the old entry or the new one
+print(f'[setup]   {len(wanted)} entries')
+PY
+
+if [ -d "$SHARED_TOOLS" ]; then
+  TOOLS_HASH="$(tools_hash)"
+  if [ -f "$TOOLS/env.sh" ] && [ "$(cat "$TOOLS/.loink-stamp" 2>/dev/null)" = "$TOOLS_HASH" ]; then
+    log "ros2tools: $TOOLS up to date"
+  else
+    log "ros2tools: installing the ROS 2 Jazzy command line and launch into $TOOLS (~1 min)"
+    rm -rf "$TOOLS"
+    PYTHON="$(command -v python)" bash "$SHARED_TOOLS/install.sh" "$TOOLS"
+    echo "$TOOLS_HASH" > "$TOOLS/.loink-stamp"
+  fi
+else
+  log "ros2tools: $SHARED_TOOLS absent (no ros2 command line)"
+fi
 
 echo "$HASH" > "$STAMP"
 log "done"

@@ -70,15 +70,28 @@ def test_solve_with_a_latent_and_a_seed(tiny, tiny_solver, tmp_path):
     assert np.allclose(answer['q'], tiny_solver.solve([y], latent=[0.4, -0.3]).q, atol=1e-9)
 
 
-def test_sample(tiny, tiny_solver, tmp_path):
+def test_sample_ranks_answers_that_meet_the_task_first(tiny, tiny_solver, tmp_path):
     y = middle_task(tiny)
-    answers = ok_json(run_cli('sample', tiny.json_path, '--task', y, '--count', 6,
-                              '--spread', 0.7, '--random-seed', 11, '--json', '-', cwd=tmp_path))
-    assert len(answers) == 6
-    costs = [a['cost'] for a in answers]
-    assert costs == sorted(costs)
-    expected = tiny_solver.sample([y], 6, 0.7, random_seed=11)
-    assert np.allclose([a['q'] for a in answers], [s.q for s in expected], atol=1e-12)
+    common = ['sample', tiny.json_path, '--task', y, '--count', 6, '--spread', 0.7,
+              '--random-seed', 11, '--json', '-']
+    for tolerance in (None, 0.02):
+        extra = [] if tolerance is None else ['--task-tolerance', tolerance]
+        answers = ok_json(run_cli(*common, *extra, cwd=tmp_path))
+        assert len(answers) == 6
+        expected = tiny_solver.sample([y], 6, 0.7, random_seed=11,
+                                      task_tolerance=0.01 if tolerance is None else tolerance)
+        assert np.allclose([a['q'] for a in answers], [s.q for s in expected], atol=1e-12)
+        meets = [a['task_error'] <= (tolerance or 0.01) and not a['violations'] for a in answers]
+        assert meets == sorted(meets, reverse=True)
+        for group in (True, False):
+            costs = [a['cost'] for a, m in zip(answers, meets) if m == group]
+            assert costs == sorted(costs)
+
+
+def test_help_says_spread_is_a_variance_and_how_samples_are_ranked(tmp_path):
+    text = ' '.join(run_cli('sample', '--help', cwd=tmp_path).stdout.split())
+    assert 'variance' in text and 'std sqrt(c)' in text
+    assert '--task-tolerance' in text and 'then by cost' in text
 
 
 def test_track(tiny, tmp_path):

@@ -83,6 +83,10 @@ def test_json_has_the_required_metadata(tiny):
     assert np.all(np.asarray(p['task_upper']) <= train_y.max(0))
     assert np.allclose(p['task_lower'], result.task_lower, rtol=0, atol=0)
     assert np.allclose(p['task_upper'], result.task_upper, rtol=0, atol=0)
+    # A known-good configuration whose task is a valid request (the solver's example_task()).
+    assert p['example_configuration'] == problem.example_configuration().tolist()
+    example_task = problem.task(np.asarray(p['example_configuration']))[0]
+    assert np.all((example_task >= p['task_lower']) & (example_task <= p['task_upper']))
     assert meta['normalization'] == json.loads(json.dumps(result.normalization.to_dict()))
 
     n = meta['network']

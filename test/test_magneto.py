@@ -8,7 +8,8 @@ import pytest
 
 from loink_ros.core.problems import magneto_model as mm
 from loink_ros.core.problems.kinematic_problem import robot_file
-from loink_ros.core.problems.magneto import (FRICTION, GRAVITY, MAGNET_FORCE, MagnetoProblem)
+from loink_ros.core.problems.magneto import (BODY_CORNERS, CLEARANCE, EXAMPLE_HEIGHT, FRICTION,
+                                             GRAVITY, MAGNET_FORCE, MagnetoProblem)
 
 LEGS = mm.LEGS
 SIGNS = {'AR': (1, -1), 'AL': (1, 1), 'BR': (-1, -1), 'BL': (-1, 1)}
@@ -162,6 +163,46 @@ def test_degenerate_footprint_cannot_hold(problem):
     com = np.array([[0.0, 0.02, 0.12]])
     q = problem.stance_configuration(0.07)[None]
     assert problem.terms_from(q, feet, com)['J_f_hard'][0] > MAGNET_FORCE
+
+
+def test_cost_is_inf_exactly_past_a_gimbal_limit_and_never_raises(problem):
+    # Uniform over the box most stances put a gimbal past its limit: the barrier's
+    # -log(4u(1-u)) raised 'math domain error' there (one row) or gave NaN (batches).
+    q = np.random.default_rng(21).uniform(problem.lower, problem.upper, (300, 18))
+    with np.errstate(all='raise'):
+        batch = problem.cost(q)
+    rows = np.array([problem.cost(row[None])[0] for row in q])
+    past = ~problem.feasibility(q)['gimbals']
+    assert 0 < past.sum() < len(q)
+    for costs in (batch, rows):
+        assert np.array_equal(np.isinf(costs), past) and np.all(costs > 0)
+    for row in q[past][:20]:
+        assert any(v.startswith('gimbal') and 'exceeded by' in v for v in problem.violations(row))
+
+
+def test_violations_name_the_clearance_and_the_magnet_force(problem):
+    low = problem.example_configuration()
+    low[4] = 0.4   # pitched nose-down at 0.07 m: the front corners dip under the clearance
+    found = problem.violations(low)
+    assert [v for v in found if v.startswith('body clearance')], found
+    corners = low[5] + (problem.body_rotation(low) @ np.array(BODY_CORNERS).T)[2]
+    assert f'{corners.min():.3g} m below {CLEARANCE:g} m' in ' '.join(found)
+    # The nominal stance needs about 6.3 N of adhesion: a 5 N magnet cannot hold it.
+    stance = problem.example_configuration()
+    need = problem.cost_terms(stance)['J_f_hard'][0]
+    assert 5.0 < need < MAGNET_FORCE and problem.violations(stance) == []
+    weak = MagnetoProblem(magnet_force=5.0).violations(stance)
+    assert weak == [f'required adhesion {need:.4g} N above the magnet force 5 N']
+
+
+def test_example_configuration_is_the_feasible_nominal_stance(problem):
+    q = problem.example_configuration()
+    assert q[5] == EXAMPLE_HEIGHT and np.all(q[:5] == 0.0)
+    feet, normals = problem.foot_placements(q[None])
+    assert np.abs(feet[0] - problem.nominal_feet).max() < 1e-12
+    assert np.abs(normals[0] - [0.0, 0.0, 1.0]).max() < 1e-12
+    assert problem.feasibility(q[None])['all'][0] and problem.violations(q) == []
+    assert np.isfinite(problem.cost(q[None])[0])
 
 
 def test_left_right_mirror_has_the_same_cost(problem, configs):

@@ -46,3 +46,27 @@ def test_no_moveit_service_for_a_stance_task(magneto_node):
     names = [name for name, _ in magneto_node.calls.node.get_service_names_and_types()]
     assert f'{magneto_node.name}/solve' in names
     assert f'{magneto_node.name}/compute_ik' not in names
+
+
+def test_infeasible_answer_is_no_solution(magneto_node):
+    """A latent far from the optimum reaches the footholds exactly but breaks a gimbal or
+    clearance condition: NO_SOLUTION naming it, the configuration returned, cost +inf."""
+    import math
+    from loink_msgs.msg import ErrorCode
+    from loink_msgs.srv import Sample, Solve
+    from loink_ros.core.problems.magneto import MagnetoProblem
+    problem = MagnetoProblem()
+    target = problem.example_configuration()
+    task = problem.task(target)[0].tolist()
+    response = call(magneto_node, Solve, 'solve', task=task, latent=[2.0] * 5)
+    assert not response.success and response.error_code == ErrorCode.NO_SOLUTION
+    assert 'infeasible' in response.message and ('gimbal' in response.message
+                                                 or 'clearance' in response.message)
+    q = np.array(response.solution.joint_state.position)
+    assert problem.violations(q) and response.solution.task_error < 1e-6
+    assert response.solution.has_cost and math.isinf(response.solution.cost)
+    sampled = call(magneto_node, Sample, 'sample', task=task, count=20, spread=4.0,
+                   use_random_seed=True, random_seed=1)
+    feasible = [not problem.violations(np.array(s.joint_state.position)) for s in sampled.solutions]
+    assert any(not f for f in feasible), 'every sample feasible: the ranking was not tested'
+    assert feasible == sorted(feasible, reverse=True) and sampled.success

@@ -102,6 +102,47 @@ def test_sample_ranks_distinct_solutions(planar3_node, robot):
     np.testing.assert_allclose([s.joint_state.position for s in again.solutions], qs)
 
 
+def test_latent_at_the_bound_has_a_finite_cost(planar3_node):
+    response = solve(planar3_node, task=[0.1], latent=[1000.0, -1000.0])
+    assert response.error_code in (0, 9), response.message
+    assert math.isfinite(response.solution.predicted_cost)
+
+
+def test_spread_is_the_latent_variance(planar3_node):
+    """spread c: z ~ N(0, c I), so the latents' standard deviation is sqrt(c) = 2 for c = 4."""
+    latents = np.vstack([[s.latent for s in sample(planar3_node, task=[0.1], count=100,
+                                                   spread=4.0, use_random_seed=True,
+                                                   random_seed=k).solutions]
+                         for k in range(5)])
+    assert latents.shape == (500, 2)
+    assert 1.8 < latents.std() < 2.2 and abs(latents.mean()) < 0.25
+    from pathlib import Path
+    srv = (Path(__file__).resolve().parents[1] / 'loink_msgs' / 'srv' / 'Sample.srv').read_text()
+    comment = srv.split('float64 spread')[0].split('uint32 count')[1]
+    assert 'Variance c' in comment and 'sqrt(c)' in comment
+
+
+def test_sample_ranks_answers_within_tolerance_first(planar3_node):
+    """Unrefined, some samples miss the tolerance: every one that meets it comes first."""
+    tolerance = 0.001
+    assert all(r.successful for r in planar3_node.set(refine=False, task_tolerance=tolerance))
+    try:
+        mixed = 0
+        for k, task in enumerate(np.linspace(-0.5, 0.5, 9)):
+            response = sample(planar3_node, task=[float(task)], count=40, spread=1.0,
+                              use_random_seed=True, random_seed=k)
+            within = [s.task_error <= tolerance for s in response.solutions]
+            assert within == sorted(within, reverse=True)   # all hits before all misses
+            hits = [s.cost for s in response.solutions if s.task_error <= tolerance]
+            misses = [s.cost for s in response.solutions if s.task_error > tolerance]
+            assert hits == sorted(hits) and misses == sorted(misses)
+            assert response.success == any(within)
+            mixed += bool(hits) and bool(misses) and min(misses) < min(hits)
+        assert mixed, 'no task where a missing sample was cheaper: the ranking was not tested'
+    finally:
+        assert all(r.successful for r in planar3_node.set(refine=True, task_tolerance=0.005))
+
+
 NAN, INF = float('nan'), float('inf')
 BAD_SOLVES = {
     'task too long': ({'task': [0.1, 0.2]}, 'INVALID_TASK_DIMENSION'),
@@ -113,6 +154,8 @@ BAD_SOLVES = {
     'latent wrong length': ({'task': [0.1], 'latent': [0.1]}, 'INVALID_LATENT'),
     'latent NaN': ({'task': [0.1], 'latent': [NAN, 0.0]}, 'NON_FINITE_INPUT'),
     'latent oversized': ({'task': [0.1], 'latent': [0.0] * 5000}, 'REQUEST_TOO_LARGE'),
+    'latent unbounded': ({'task': [0.1], 'latent': [1e300, 0.0]}, 'INVALID_LATENT'),
+    'latent past the bound': ({'task': [0.1], 'latent': [0.0, -1000.5]}, 'INVALID_LATENT'),
     'seed unknown joints': ({'task': [0.1], 'seed': seed(['a', 'b', 'c'], [0.0] * 3)},
                             'INVALID_SEED_STATE'),
     'seed lengths differ': ({'task': [0.1], 'seed': seed(JOINTS, [0.0, 0.0])},
@@ -120,6 +163,8 @@ BAD_SOLVES = {
     'seed joint twice': ({'task': [0.1], 'seed': seed(JOINTS + ['wrist'], [0.0] * 4)},
                          'INVALID_SEED_STATE'),
     'seed NaN': ({'task': [0.1], 'seed': seed(JOINTS, [0.0, NAN, 0.0])}, 'NON_FINITE_INPUT'),
+    'seed oversized': ({'task': [0.1], 'seed': seed(JOINTS + [f'x{k}' for k in range(1100)],
+                                                    [0.0] * 1103)}, 'REQUEST_TOO_LARGE'),
 }
 BAD_SAMPLES = {
     'count zero': ({'task': [0.1], 'count': 0, 'spread': 0.5}, 'INVALID_COUNT'),
@@ -292,14 +337,17 @@ def test_unexpected_exception_becomes_internal_error():
     from loink_ros.node.ik_services import IKServices
     from loink_ros.node.startup import load_solver
 
-    solver = load_solver('planar3', '', 1e-10, 50, 0.0)
+    from loink_ros.node.parameters import SPECS, Settings
+    from loink_ros.node.request_stats import RequestStats
+    solver, _ = load_solver(Settings(**{name: spec.default for name, spec in SPECS.items()}))
 
     def broken(*_args, **_kwargs):
         raise ZeroDivisionError('deliberate')
 
     solver.solve = broken
     settings = SimpleNamespace(refine=False, task_tolerance=0.01)
-    services = IKServices(solver, lambda: settings, Clock(), get_logger('test_internal_error'))
+    services = IKServices(solver, lambda: settings, Clock(), get_logger('test_internal_error'),
+                          RequestStats())
     response = services.solve(Solve.Request(task=[0.1]), Solve.Response())
     assert not response.success and response.error_code == 99
     assert response.message == 'ZeroDivisionError: deliberate'

@@ -60,6 +60,15 @@ def test_runtime_does_not_import_torch():
     subprocess.run([sys.executable, '-c', code], cwd=REPO, check=True)
 
 
+def test_the_solver_imports_neither_onnxruntime_nor_torch_nor_tqdm():
+    # onnxruntime loads on demand (model checks, the onnxruntime backend), never on import.
+    code = ('import json, sys; import loink_ros.core.runtime.solver; heavy = ("onnxruntime", '
+            '"torch", "tqdm"); print(json.dumps([m for m in heavy if m in sys.modules]))')
+    out = subprocess.run([sys.executable, '-c', code], cwd=REPO, check=True,
+                         capture_output=True, text=True).stdout
+    assert json.loads(out) == []
+
+
 @pytest.mark.parametrize('setting', SETTINGS)
 def test_forward_matches_torch(setting):
     net = make_net(setting)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
-from loink_ros.core.runtime.requests import MAX_SAMPLES
+from loink_ros.core.runtime.requests import MAX_LATENT_ABS, MAX_SAMPLES
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
 
@@ -215,6 +215,9 @@ BAD_REQUESTS = {
     'latent too short': (lambda s: s.solve(_task(s), latent=[1.0]), ErrorCode.INVALID_LATENT),
     'latent too long': (lambda s: s.solve(_task(s), latent=[1.0, 2.0, 3.0]), ErrorCode.INVALID_LATENT),
     'NaN latent': (lambda s: s.solve(_task(s), latent=[math.nan, 0.0]), ErrorCode.NON_FINITE_INPUT),
+    'latent 1e300': (lambda s: s.solve(_task(s), latent=[1e300, 0.0]), ErrorCode.INVALID_LATENT),
+    'latent past the bound': (lambda s: s.solve(_task(s), latent=[0.0, -1.5 * MAX_LATENT_ABS]),
+                              ErrorCode.INVALID_LATENT),
     'seed too short': (lambda s: s.solve(_task(s), seed=[0.1, 0.2]), ErrorCode.INVALID_SEED_STATE),
     'NaN seed': (lambda s: s.solve(_task(s), seed=[0.0, math.nan, 0.0]), ErrorCode.NON_FINITE_INPUT),
     'count 0': (lambda s: s.sample(_task(s), 0, 0.5), ErrorCode.INVALID_COUNT),

@@ -96,16 +96,30 @@ def network_weights(net: LOInKNet) -> dict:
                       'cost_head': net.cost_head.explicit_weights()})
 
 
+def example_configuration(problem: Problem, result: TrainResult) -> np.ndarray:
+    """The problem's example configuration, checked: inside the joint limits, its task inside
+    the training's task bounds (so the solver's example_task() is a valid request)."""
+    q = np.asarray(problem.example_configuration(), float)
+    task = problem.task(q)[0]
+    inside = np.all((q >= problem.lower) & (q <= problem.upper))
+    if not inside or np.any((task < result.task_lower) | (task > result.task_upper)):
+        raise ValueError(f'{problem.name}: example_configuration() {q.tolist()} reaches task '
+                         f'{task.tolist()}, outside the joint limits or the task bounds seen in '
+                         'training; override it with a configuration inside both')
+    return q
+
+
 def export_model(result: TrainResult, problem: Problem, out_stem: Path) -> tuple[Path, Path]:
     """Write <stem>.onnx and <stem>.json; returns both paths."""
+    example = example_configuration(problem, result)
     out_stem.parent.mkdir(parents=True, exist_ok=True)
     onnx_path = out_stem.parent / f'{out_stem.name}.onnx'
     json_path = out_stem.parent / f'{out_stem.name}.json'
     net = result.net.double().eval()
     weights = network_weights(net)
     forward = FrozenForward(weights, result.normalization)
-    example = torch.as_tensor(0.5 * (problem.lower + problem.upper))[None]
-    torch.onnx.export(forward, (example,), str(onnx_path), input_names=['configuration'],
+    trace_input = torch.as_tensor(0.5 * (problem.lower + problem.upper))[None]
+    torch.onnx.export(forward, (trace_input,), str(onnx_path), input_names=['configuration'],
                       output_names=['task', 'latent', 'cost'], opset_version=OPSET,
                       dynamic_axes={n: {0: 'batch'} for n in ('configuration', 'task', 'latent', 'cost')},
                       dynamo=False)
@@ -114,7 +128,8 @@ def export_model(result: TrainResult, problem: Problem, out_stem: Path) -> tuple
         'format': FORMAT, 'format_version': FORMAT_VERSION, 'name': out_stem.name,
         'model_version': f'{out_stem.name}-{date.today():%Y%m%d}-{digest}',
         'problem': {**problem.metadata(), 'task_lower': result.task_lower.tolist(),
-                    'task_upper': result.task_upper.tolist()},
+                    'task_upper': result.task_upper.tolist(),
+                    'example_configuration': example.tolist()},
         'normalization': result.normalization.to_dict(),
         'network': weights,
         'onnx': onnx_path.name,

@@ -1,10 +1,14 @@
 """Normalisation between robot units and network units (docs/MODEL_FORMAT.md)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from loink_ros.core.dataset import Dataset
+if TYPE_CHECKING:  # the runtime loads Normalization without the dataset code (tqdm)
+    from loink_ros.core.dataset import Dataset
 
 
 @dataclass
@@ -19,13 +23,13 @@ class Normalization:
     cost_std: float
 
     @classmethod
-    def fit(cls, dataset: Dataset, lower: np.ndarray, upper: np.ndarray) -> 'Normalization':
+    def fit(cls, dataset: Dataset, lower: np.ndarray, upper: np.ndarray) -> Normalization:
         """From the joint limits and a training set."""
         return cls(np.asarray(lower, float), np.asarray(upper, float), dataset.y.mean(0),
                    dataset.y.std(0), float(dataset.cost.mean()), float(dataset.cost.std()))
 
     @classmethod
-    def from_dict(cls, data: dict) -> 'Normalization':
+    def from_dict(cls, data: dict) -> Normalization:
         """From the JSON metadata."""
         arrays = {k: np.asarray(data[k], float) for k in ('x_lower', 'x_upper', 'y_mean', 'y_std')}
         return cls(**arrays, cost_mean=float(data['cost_mean']), cost_std=float(data['cost_std']))

@@ -13,7 +13,8 @@ from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.solution import Solution
 
-# Longest array a request may carry (task, latent, seed); far above any robot's joint count.
+# Longest array a request may carry (task, latent, seed, a robot state's joint arrays); far
+# above any robot's joint count.
 MAX_ARRAY_LENGTH = 1024
 
 
@@ -62,8 +63,8 @@ def joint_state(names: Sequence[str], q: np.ndarray, stamp: Time) -> JointState:
 
 
 def solution_msg(solution: Solution, names: Sequence[str], stamp: Time) -> IKSolution:
-    """A core Solution as an IKSolution message."""
-    has_cost = math.isfinite(solution.cost)
+    """A core Solution as an IKSolution message; cost +inf (infeasible) is sent as it is."""
+    has_cost = not math.isnan(solution.cost)
     return IKSolution(joint_state=joint_state(names, solution.q, stamp),
                       predicted_cost=solution.predicted_cost,
                       cost=solution.cost if has_cost else math.nan, has_cost=has_cost,

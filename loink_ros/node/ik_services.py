@@ -9,13 +9,15 @@ from rclpy.clock import Clock
 from rclpy.impl.rcutils_logger import RcutilsLogger
 
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
+from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.node.conversions import bounded, model_info, seed_positions, solution_msg
 from loink_ros.node.parameters import Settings
+from loink_ros.node.request_stats import RequestStats
 
 
 def guarded(handler: Callable) -> Callable:
-    """Turn refusals and unexpected exceptions into error codes, and time the call."""
+    """Turn refusals and unexpected exceptions into error codes, time and count the call."""
     @wraps(handler)
     def answer(self, request, response):
         began = time.perf_counter()
@@ -28,52 +30,65 @@ def guarded(handler: Callable) -> Callable:
             response.success, response.error_code = False, ErrorCode.INTERNAL_ERROR
             response.message = f'{type(err).__name__}: {err}'
         response.solve_time_ms = 1e3 * (time.perf_counter() - began)
+        failure = None if response.success else ErrorCode(response.error_code).name
+        self.stats.record(handler.__name__, failure, response.solve_time_ms)
         return response
     return answer
+
+
+def failure(solution: Solution, tolerance: float) -> str | None:
+    """Why an answer is no solution (task error, then feasibility), or None when it is one."""
+    if solution.task_error > tolerance:
+        return f'task error {solution.task_error:.3g} is above task_tolerance {tolerance:g}'
+    if solution.violations:
+        return f'infeasible: {", ".join(solution.violations)}'
+    return None
 
 
 class IKServices:
     """Handlers of ~/solve, ~/sample and ~/get_model_info; no state between calls."""
 
     def __init__(self, solver: LOInKSolver, settings: Callable[[], Settings], clock: Clock,
-                 logger: RcutilsLogger):
+                 logger: RcutilsLogger, stats: RequestStats):
         self.solver, self.settings, self.clock, self.logger = solver, settings, clock, logger
+        self.stats = stats
         self.joint_names = list(solver.problem.joint_names)
         self.info = model_info(solver.model)
 
     @guarded
     def solve(self, request: Solve.Request, response: Solve.Response) -> None:
-        """One solution; NO_SOLUTION (with the best configuration) above task_tolerance."""
+        """One solution; NO_SOLUTION (with the configuration) above task_tolerance or when
+        infeasible."""
+        settings = self.settings()
         task, latent = bounded(request.task, 'task'), bounded(request.latent, 'latent')
         seed = seed_positions(request.seed, self.joint_names)
-        refine = request.refine or self.settings().refine
-        solution = self.solver.solve(task, latent, refine, seed)
+        solution = self.solver.solve(task, latent, request.refine or settings.refine, seed)
         response.solution = solution_msg(solution, self.joint_names, self.clock.now().to_msg())
-        tolerance = self.settings().task_tolerance
-        response.success = solution.task_error <= tolerance
-        if not response.success:
+        reason = failure(solution, settings.task_tolerance)
+        response.success = reason is None
+        if reason is not None:
             response.error_code = ErrorCode.NO_SOLUTION
-            response.message = (f'task error {solution.task_error:.3g} is above task_tolerance '
-                                f'{tolerance:g}; the best configuration is returned')
+            response.message = f'{reason}; the configuration is returned'
 
     @guarded
     def sample(self, request: Sample.Request, response: Sample.Response) -> None:
-        """`count` solutions ranked by cost; success when one is within task_tolerance."""
+        """`count` solutions: those within task_tolerance and feasible first, then by cost;
+        success when the first is a solution."""
         settings = self.settings()
         if request.count > settings.max_samples:
             raise SolverError(ErrorCode.INVALID_COUNT, f'count = {request.count}; this node '
                               f'allows 1..{settings.max_samples} (parameter max_samples)')
         seed = request.random_seed if request.use_random_seed else None
         solutions = self.solver.sample(bounded(request.task, 'task'), request.count,
-                                       request.spread, request.refine or settings.refine, seed)
+                                       request.spread, request.refine or settings.refine, seed,
+                                       settings.task_tolerance)
         stamp = self.clock.now().to_msg()
         response.solutions = [solution_msg(s, self.joint_names, stamp) for s in solutions]
-        best = min(s.task_error for s in solutions)
-        response.success = best <= settings.task_tolerance
-        if not response.success:
+        reason = failure(solutions[0], settings.task_tolerance)
+        response.success = reason is None
+        if reason is not None:
             response.error_code = ErrorCode.NO_SOLUTION
-            response.message = (f'no sample within task_tolerance {settings.task_tolerance:g}; '
-                                f'best task error {best:.3g}')
+            response.message = f'no sample is a solution; the best: {reason}'
 
     def get_model_info(self, _request: GetModelInfo.Request,
                        _response: GetModelInfo.Response) -> GetModelInfo.Response:

@@ -1,4 +1,4 @@
-"""The LOInK node: parameters, IK services, streaming and the MoveIt IK service."""
+"""The LOInK node: parameters, IK services, streaming, diagnostics and the MoveIt IK service."""
 
 from loink_msgs.srv import GetModelInfo, Sample, Solve
 from rclpy.callback_groups import CallbackGroup, ReentrantCallbackGroup
@@ -6,36 +6,68 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from loink_ros.node import parameters
+from loink_ros.node.diagnostics import Diagnostics
 from loink_ros.node.ik_services import IKServices
 from loink_ros.node.parameters import Settings
+from loink_ros.node.request_stats import RequestStats
+from loink_ros.node.robot_description import received_description
 from loink_ros.node.startup import load_solver
-from loink_ros.node.streaming import Streamer
+from loink_ros.node.streaming import CurrentConfiguration, Streamer
 from loink_ros.node.usage import usage_lines
 
 
 class LOInKNode(Node):
-    """Serves one model; raises StartupError when the model or a parameter is unusable."""
+    """Serves one model; raises StartupError when the model or a parameter is unusable.
 
-    def __init__(self, **kwargs):
-        super().__init__('loink_node', **kwargs)
+    The stream lives on `stream_node`, a helper node that main.py spins in its own
+    executor thread (rclpy executors take whole nodes, not callback groups).
+    """
+
+    def __init__(self):
+        super().__init__('loink_node')
+        self.stream_node = self.helper_node()
         self.settings: Settings = parameters.declare(self)
         s = self.settings
-        self.solver = load_solver(s.model, s.urdf, s.inverse_tolerance,
-                                  s.inverse_max_iterations, s.bounds_margin)
+        description = s.robot_description
+        if not description and s.robot_description_topic:
+            description = received_description(self, s.robot_description_topic,
+                                               s.robot_description_timeout)
+        self.solver, said = load_solver(s, description)
+        if said:
+            self.get_logger().warning(f'while loading the model: {said}')
         self.add_post_set_parameters_callback(self.on_parameters_set)
+        self.stats = RequestStats()
+        self.robot = CurrentConfiguration(list(self.solver.problem.joint_names))
         # Reentrant: requests are served in parallel; handlers keep no state between calls.
         services = ReentrantCallbackGroup()
-        ik = IKServices(self.solver, self.current, self.get_clock(), self.get_logger())
+        ik = IKServices(self.solver, self.current, self.get_clock(), self.get_logger(),
+                        self.stats)
         self.create_service(Solve, '~/solve', ik.solve, callback_group=services)
         self.create_service(Sample, '~/sample', ik.sample, callback_group=services)
         self.create_service(GetModelInfo, '~/get_model_info', ik.get_model_info,
                             callback_group=services)
-        self.streamer = Streamer(self, self.solver, self.current)
+        self.streamer = Streamer(self.stream_node, self.get_logger(), self.stream_names(s),
+                                 self.solver, self.current, self.robot)
+        Diagnostics(self, self.solver.model, self.stats, self.streamer.snapshot,
+                    s.diagnostics_period)
         self.add_moveit_service(services)
         self.get_logger().info(f'serving model {self.solver.model.name} '
                                f'({self.solver.model.version}) from {self.solver.model.path}; '
                                'call it with:\n  ' + '\n  '.join(
                                    usage_lines(self, self.solver, s.target_topic)))
+
+    def helper_node(self) -> Node:
+        """A node beside this one for the stream, in the same namespace, no remappings."""
+        return Node(f'{self.get_name()}_stream', namespace=self.get_namespace(),
+                    use_global_arguments=False, start_parameter_services=False,
+                    enable_rosout=False)
+
+    def stream_names(self, s: Settings) -> dict[str, str]:
+        """The stream's topic names, resolved by this node (its namespace and remappings)."""
+        return {'target': self.resolve_topic_name(s.target_topic),
+                'solution': self.resolve_topic_name(s.solution_topic),
+                'joint_states': self.resolve_topic_name(s.joint_states_topic)
+                if s.joint_states_topic else ''}
 
     def current(self) -> Settings:
         """The latest parameter snapshot."""
@@ -55,9 +87,15 @@ class LOInKNode(Node):
             self.get_logger().info('moveit_msgs is not installed: GetPositionIK is off')
             return
         try:
-            handler = MoveItIK(self.solver, self.current, self.get_logger())
+            handler = MoveItIK(self.solver, self.current, self.get_logger(), self.robot,
+                               self.stats)
         except ValueError as err:
             self.get_logger().warning(f'GetPositionIK is off: {err}')
             return
         self.create_service(GetPositionIK, self.settings.moveit_service, handler.compute_ik,
                             callback_group=group)
+
+    def destroy_node(self) -> None:
+        """Destroy the stream's helper node too."""
+        self.stream_node.destroy_node()
+        super().destroy_node()

@@ -1,42 +1,73 @@
 """Entry point of `ros2 run loink_ros loink_node`."""
 
+import signal
 import sys
-from contextlib import suppress
+import threading
 
 import rclpy
-from rclpy.exceptions import NameValidationException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 from threadpoolctl import threadpool_limits
 
+from loink_ros.node.failures import captured_stderr, init_error, startup_error
 from loink_ros.node.loink_node import LOInKNode
-from loink_ros.node.startup import StartupError
+
+# How often the main loop looks at the stop flag (s): the delay of a signal's effect.
+POLL = 0.1
 
 
 def main(args: list[str] | None = None) -> int:
-    """Run the node until shutdown; a start-up failure is one line on stderr and exit 1."""
-    rclpy.init(args=args)
+    """Run the node until SIGINT or SIGTERM (exit 0); a start-up failure is one line, exit 1."""
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    try:
+        # rclpy's own handlers would shut the context down under a spinning executor.
+        with captured_stderr() as said:
+            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as err:  # noqa: BLE001 - rclpy raises several types here
+        return fail(init_error(err, said.text))
     # One BLAS thread: the matrices are tiny, and the executor's threads are the parallelism.
     with threadpool_limits(1):
         try:
             node = LOInKNode()
-        except (StartupError, NameValidationException) as err:
-            # A bad name's message is three lines: the reason, the name, a caret under it.
-            reason = ' '.join(line.strip() for line in str(err).splitlines()[:2])
-            print(f'loink_node: {reason}', file=sys.stderr)
+        except Exception as err:  # noqa: BLE001 - every start-up failure is one line
             rclpy.try_shutdown()
-            return 1
-        executor = MultiThreadedExecutor(num_threads=node.settings.executor_threads)
-        executor.add_node(node)
-        try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        finally:
-            with suppress(KeyboardInterrupt):   # a second Ctrl-C during the clean-up
-                executor.shutdown()
-                node.destroy_node()
-            rclpy.try_shutdown()
+            return fail(startup_error(err))
+        serve(node, stop)
     return 0
+
+
+def fail(reason: str) -> int:
+    """Print the one line and give the exit status of a failed start."""
+    print(f'loink_node: {reason}', file=sys.stderr)
+    return 1
+
+
+def serve(node: LOInKNode, stop: threading.Event) -> None:
+    """Spin until `stop` is set, then finish the callbacks in flight and shut down.
+
+    Services run on a multi-threaded executor in this thread; the stream's helper node on a
+    single-threaded executor of its own thread, so a busy service executor never delays a
+    target (docs/NODE.md, Threading: the layout was chosen by measurement).
+    """
+    services = MultiThreadedExecutor(num_threads=node.settings.executor_threads)
+    services.add_node(node)
+    streams = SingleThreadedExecutor()
+    streams.add_node(node.stream_node)
+    stream_thread = threading.Thread(target=spin_until, args=(streams, stop), daemon=True)
+    stream_thread.start()
+    spin_until(services, stop)
+    stream_thread.join()
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def spin_until(executor: Executor, stop: threading.Event) -> None:
+    """Spin in the calling thread; the context stays valid until every callback is done."""
+    while not stop.is_set():
+        executor.spin_once(timeout_sec=POLL)
+    executor.shutdown()
 
 
 if __name__ == '__main__':

@@ -9,7 +9,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from loink_ros.core.runtime.requests import MAX_SAMPLES
-from loink_ros.node.startup import StartupError
+from loink_ros.node.failures import StartupError
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,9 @@ class Settings:
 
     model: str
     urdf: str
+    robot_description: str
+    robot_description_topic: str
+    robot_description_timeout: float
     smoothing: float
     refine: bool
     task_tolerance: float
@@ -31,6 +34,8 @@ class Settings:
     moveit_service: str
     group_name: str
     max_samples: int
+    ik_timeout: float
+    diagnostics_period: float
     executor_threads: int
 
 
@@ -49,7 +54,15 @@ class Spec:
 
 SPECS: dict[str, Spec] = {
     'model': Spec('planar3', 'Shipped model name or path to its .json file.', required=True),
-    'urdf': Spec('', "URDF of the robot; empty: the model's own URDF."),
+    'urdf': Spec('', "URDF file of the robot; empty: robot_description, else the model's own."),
+    'robot_description': Spec('', 'URDF XML of the robot (the standard parameter); empty: '
+                              'robot_description_topic, urdf or the model\'s own URDF.'),
+    'robot_description_topic': Spec('', 'Topic to wait for the URDF XML on at start-up (as '
+                                    'robot_state_publisher latches it, e.g. '
+                                    '/robot_description); empty: do not wait.'),
+    'robot_description_timeout': Spec(10.0, 'Seconds to wait for robot_description_topic '
+                                      'before start-up fails.', low=0.0, high=3600.0,
+                                      positive=True),
     'smoothing': Spec(0.0, 'Streaming smoothing mu_s >= 0; 0 tracks the pointwise optimum.',
                       live=True, low=0.0, high=1000.0),
     'refine': Spec(False, 'Refine every answer on the true kinematics (a request flag can '
@@ -67,13 +80,18 @@ SPECS: dict[str, Spec] = {
     'target_topic': Spec('~/target', 'TaskTarget stream input.', required=True),
     'solution_topic': Spec('~/joint_solution', 'JointState output, one per target.',
                            required=True),
-    'joint_states_topic': Spec('/joint_states', "Robot joint states a stream starts from; "
-                               'empty: start from the optimum.'),
+    'joint_states_topic': Spec('/joint_states', "Robot joint states: a stream starts from "
+                               'them, and they seed a GetPositionIK request without a robot '
+                               'state; empty: off.'),
     'moveit_service': Spec('~/compute_ik', 'Name of the moveit_msgs GetPositionIK service.',
                            required=True),
     'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),
     'max_samples': Spec(100, 'Largest count a sample request may ask for.', live=True,
                         low=1, high=MAX_SAMPLES),
+    'ik_timeout': Spec(0.05, 'GetPositionIK deadline (s) when ik_request.timeout is zero.',
+                       live=True, low=0.0, high=60.0, positive=True),
+    'diagnostics_period': Spec(1.0, 'Seconds between /diagnostics reports.', low=0.0,
+                               high=3600.0, positive=True),
     'executor_threads': Spec(4, 'Threads of the multi-threaded executor.', low=4, high=64),
 }
 

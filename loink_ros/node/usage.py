@@ -6,10 +6,15 @@ from rclpy.node import Node
 from loink_ros.core.runtime.solver import LOInKSolver
 
 
+def flow_list(values: np.ndarray) -> str:
+    """A YAML flow list of values rounded to 3 decimals, never `-0.0`."""
+    return '[' + ', '.join(repr(round(float(v), 3) + 0.0) for v in values) + ']'
+
+
 def usage_lines(node: Node, solver: LOInKSolver, target_topic: str) -> list[str]:
-    """`ros2 service call` / `ros2 topic pub` lines for this node's model and names."""
-    model = solver.model
-    task = np.round(0.5 * (model.task_lower + model.task_upper), 3).tolist()
+    """`ros2 service call` / `ros2 topic pub` lines for this node's model and names; the
+    task is the model's example (the task of a known-good configuration), so they succeed."""
+    task = flow_list(solver.example_task())
     service = node.resolve_service_name
     return [
         f"ros2 service call {service('~/solve')} loink_msgs/srv/Solve "

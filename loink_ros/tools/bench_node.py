@@ -1,24 +1,33 @@
-"""`loink bench node`: service round trips of a running loink_node, over DDS.
+"""`loink bench node`: service round trips and the target stream of a loink_node, over DDS.
 
 Latency p50/p99 of solve and GetPositionIK with one client, throughput with 1 and 8
 concurrent clients, and counts of answers: ok, no_solution (the model missed the target by
 more than task_tolerance: an answer, not a node fault), failed (any other error code) and
-lost (no answer within REPLY_TIMEOUT). All clients share one
+lost (no answer within REPLY_TIMEOUT). The stream: targets published at 20 and 100 Hz,
+how many were answered, whether the last one was, the node's own skipped count (from
+/diagnostics) and the answer latency. `load` busy-loop processes can run meanwhile, to
+measure a machine that is busy with other work. All clients share one
 executor thread: separate executors spinning in several threads of one process were seen
 to miss responses (rclpy 9.1 + Fast DDS), which a bench must not count against the node.
 """
 
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-from loink_msgs.msg import ErrorCode
+from diagnostic_msgs.msg import DiagnosticArray
+from loink_msgs.msg import ErrorCode, TaskTarget
 from loink_msgs.srv import GetModelInfo, Solve
 from rcl_interfaces.srv import GetParameters
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
 
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.errors import ModelFileError
@@ -30,6 +39,10 @@ from loink_ros.tools.ros_calls import RosCalls
 REPLY_TIMEOUT = 5.0
 # Unmeasured calls first: discovery, caches, first-use allocations.
 WARMUP = 300
+# Stream rates (Hz) and seconds per rate; how long to wait for the last answers.
+STREAM_RATES = (20.0, 100.0)
+STREAM_SECONDS = 5.0
+STREAM_TAIL = 3.0
 
 
 @dataclass
@@ -113,8 +126,6 @@ def measure(calls: RosCalls, work: Workload, clients: int) -> dict:
         results = list(pool.map(run, range(clients)))
     wall = time.perf_counter() - began
     latencies = 1e3 * np.concatenate([np.asarray(r[0]) for r in results])
-    for handle in handles:
-        calls.node.destroy_client(handle)
     outcomes = sum((r[1] for r in results), Counter())
     return {'clients': clients, 'requests': len(work.requests),
             'throughput_per_s': len(work.requests) / wall,
@@ -158,8 +169,82 @@ def moveit_service(calls: RosCalls, prefix: str, namespace: str) -> tuple[str, s
     name = resolve(service, namespace)
     probe = calls.node.create_client(GetPositionIK, name)
     served = probe.wait_for_service(timeout_sec=2.0)
-    calls.node.destroy_client(probe)
     return (name, group) if served else None
+
+
+@contextmanager
+def cpu_load(processes: int):
+    """`processes` busy-loop Python processes for the duration of the block."""
+    busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+            for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
+def wait_until(done: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll `done` every 10 ms; TimeoutError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(what)
+        time.sleep(0.01)
+
+
+def stream_counts(reports: list, node: str, after: float) -> dict[str, int]:
+    """The node's stream counts from its first /diagnostics report received after `after`."""
+    def ours() -> list:
+        return [status for t, array in reports if t > after for status in array.status
+                if status.name == node]
+    wait_until(lambda: bool(ours()), STREAM_TAIL, f'no /diagnostics report of {node}')
+    return {value.key.removeprefix('stream '): int(value.value) for value in ours()[0].values
+            if value.key.startswith('stream ')}
+
+
+def stream_figures(calls: RosCalls, prefix: str, tasks: np.ndarray, rate: float) -> dict:
+    """Publish targets at `rate`; answered, skipped (the node's count) and latency.
+
+    Entities are left to the client node's end: destroying one while its executor spins
+    can kill the executor thread (rclpy 9.1 InvalidHandle)."""
+    count = int(rate * STREAM_SECONDS)
+    arrivals: list[tuple[float, int]] = []
+    reports: list[tuple[float, DiagnosticArray]] = []
+    publisher = calls.node.create_publisher(TaskTarget, f'{prefix}/target', 10)
+    answers = calls.node.create_subscription(  # deep: this side must not lose answers
+        JointState, f'{prefix}/joint_solution',
+        lambda m: arrivals.append((time.perf_counter(), m.header.stamp.nanosec)),
+        QoSProfile(depth=count + 10))
+    calls.node.create_subscription(
+        DiagnosticArray, '/diagnostics', lambda m: reports.append((time.perf_counter(), m)), 10)
+    wait_until(lambda: publisher.get_subscription_count() > 0
+               and answers.get_publisher_count() > 0, 10.0, 'the stream did not connect')
+    before = stream_counts(reports, prefix, time.perf_counter())
+    sent_at, began = [], time.perf_counter()
+    for k in range(count):
+        time.sleep(max(0.0, began + k / rate - time.perf_counter()))
+        target = TaskTarget(task=tasks[k % len(tasks)].tolist())
+        target.header.stamp.sec, target.header.stamp.nanosec = 1, k
+        sent_at.append(time.perf_counter())
+        publisher.publish(target)
+    ended = time.perf_counter()
+
+    def with_last() -> bool:
+        return bool(arrivals) and arrivals[-1][1] == count - 1
+    try:
+        wait_until(with_last, STREAM_TAIL, 'last target unanswered')
+    except TimeoutError:
+        pass   # reported as last_answered: False
+    after = stream_counts(reports, prefix, time.perf_counter())
+    latencies = 1e3 * np.array([t - sent_at[k] for t, k in arrivals])
+    counts = {key: after[key] - before[key] for key in after}
+    return {'rate_hz': rate, 'sent': count, 'received_here': len(arrivals),
+            'last_answered': with_last(), 'send_seconds': ended - began,
+            'node_counts': counts,
+            'latency_ms_p50': float(np.percentile(latencies, 50)) if len(latencies) else None,
+            'latency_ms_p99': float(np.percentile(latencies, 99)) if len(latencies) else None}
 
 
 def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
@@ -180,11 +265,14 @@ def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
     for work in workloads:
         result[work.key] = {'request': work.what,
                             **{f'clients_{n}': measure(calls, work, n) for n in (1, 8)}}
+    result['stream'] = [stream_figures(calls, prefix, tasks, rate) for rate in STREAM_RATES]
     return result
 
 
-def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345) -> dict:
-    """Bench the node at `namespace`, or start one (with refine on) and bench that."""
+def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345,
+        load: int = 0) -> dict:
+    """Bench the node at `namespace`, or start one (with refine on) and bench that, while
+    `load` busy-loop processes run."""
     started = None
     if namespace is None:
         environment = isolate_ros_environment()
@@ -195,8 +283,9 @@ def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345)
         if started is not None:
             probe = calls.node.create_client(GetModelInfo, f'{started.prefix}/get_model_info')
             wait_for_services([probe], started)
-        result = bench(calls, namespace, count, seed)
-        result['namespace'] = namespace
+        with cpu_load(load):
+            result = bench(calls, namespace, count, seed)
+        result['namespace'], result['busy_processes'] = namespace, load
         if started is not None:
             result['node'] = {'started_by_bench': True, 'parameters': {'refine': True},
                               **environment}

@@ -9,6 +9,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from loink_ros.core.runtime.errors import ModelFileError, SolverError
+from loink_ros.core.runtime.requests import MAX_LATENT_ABS, MAX_SPREAD
 
 
 def _floats(text: str) -> list[float]:
@@ -78,7 +79,7 @@ def _solution_dict(solver, solution) -> dict:
             'latent': solution.latent.tolist(), 'predicted_cost': solution.predicted_cost,
             'cost': solution.cost, 'task_error': solution.task_error,
             'clipped': solution.clipped, 'refined': solution.refined,
-            'converged': solution.converged}
+            'converged': solution.converged, 'violations': list(solution.violations)}
 
 
 def cmd_info(args) -> None:
@@ -103,7 +104,8 @@ def cmd_solve(args) -> None:
 
 def cmd_sample(args) -> None:
     solver = _solver(args)
-    solutions = solver.sample(args.task, args.count, args.spread, args.refine, args.random_seed)
+    solutions = solver.sample(args.task, args.count, args.spread, args.refine, args.random_seed,
+                              args.task_tolerance)
     _emit([_solution_dict(solver, s) for s in solutions], args.json)
 
 
@@ -204,18 +206,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser('solve', help='cost-optimal configuration for a task')
     model_arg(p)
     p.add_argument('--task', type=_floats, required=True)
-    p.add_argument('--latent', type=_floats, help='z (default 0: the optimum)')
-    p.add_argument('--seed-q', type=_floats, help='warm-start configuration')
+    p.add_argument('--latent', type=_floats, help=f'z (default 0: the optimum); each |z_i| <= {MAX_LATENT_ABS:g}')
+    p.add_argument('--seed-q', type=_floats, help='configuration that warm-starts the network '
+                   'inverse (saves iterations; the answer is the same)')
     p.add_argument('--refine', action='store_true')
     p.set_defaults(func=cmd_solve)
 
-    p = sub.add_parser('sample', help='K alternative solutions, z ~ N(0, c I), best first')
+    p = sub.add_parser('sample', help='K alternative solutions, z ~ N(0, c I), best first',
+                       description='Alternative solutions from latents z ~ N(0, c I). Ranked: '
+                       'answers within --task-tolerance of the task and without violations of '
+                       "the problem's feasibility conditions first, then by cost.")
     model_arg(p)
     p.add_argument('--task', type=_floats, required=True)
     p.add_argument('--count', type=int, default=8)
-    p.add_argument('--spread', type=float, default=0.5, help='latent variance c')
+    p.add_argument('--spread', type=float, default=0.5,
+                   help=f'c, the variance of each latent component (std sqrt(c)); 0..{MAX_SPREAD:g}')
     p.add_argument('--random-seed', type=int)
     p.add_argument('--refine', action='store_true')
+    p.add_argument('--task-tolerance', type=float, default=0.01,
+                   help='largest task error (task units) of an answer ranked as meeting the '
+                   'task (default 0.01)')
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser('track', help='follow a stream of targets with smoothing mu_s')

@@ -27,7 +27,7 @@ def run_demo(model_name: str) -> None:
                   f'{np.round(s.q, 4).tolist()}  cost {s.cost:.4f} (predicted '
                   f'{s.predicted_cost:.4f})  task error {s.task_error:.2e}  {ms:.2f} ms')
     samples = solver.sample(tasks[1], 6, 0.5, refine_answer=True, random_seed=0)
-    print('6 alternatives (spread 0.5, refined), best first: costs',
+    print('6 alternatives (latent variance c = spread = 0.5, refined), best first: costs',
           [round(s.cost, 4) for s in samples])
     start = solver.problem.lower + 0.2 * (solver.problem.upper - solver.problem.lower)
     for smoothing in (0.0, 5.0):

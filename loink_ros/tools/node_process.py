@@ -31,7 +31,7 @@ class NodeProcess:
     """`loink_node --ros-args -r __ns:=<namespace> [-p name:=value ...]` in the background."""
 
     def __init__(self, namespace: str, parameters: dict[str, object] | None = None,
-                 params_file: Path | None = None):
+                 params_file: Path | None = None, cwd: Path | None = None):
         self.namespace = namespace
         args = ['--ros-args', '-r', f'__ns:={namespace}']
         if params_file is not None:
@@ -42,7 +42,7 @@ class NodeProcess:
         self.log = tempfile.TemporaryFile('w+')
         self.process = subprocess.Popen(node_command() + args, stdout=self.log,
                                         stderr=subprocess.STDOUT, text=True,
-                                        env=os.environ.copy())
+                                        env=os.environ.copy(), cwd=cwd)
 
     @property
     def prefix(self) -> str:
@@ -53,17 +53,23 @@ class NodeProcess:
         """Whether the process still runs."""
         return self.process.poll() is None
 
-    def stop(self, timeout: float = 10.0) -> tuple[int, str]:
-        """SIGINT (as Ctrl-C), then kill if needed; returns (exit code, its output)."""
+    def output(self) -> str:
+        """What the node printed so far (stdout and stderr)."""
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self, timeout: float = 10.0,
+             signal_number: int = signal.SIGINT) -> tuple[int, str]:
+        """A signal (SIGINT: as Ctrl-C), then kill after `timeout` s; (exit code, output)."""
         if self.alive():
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signal_number)
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.log.seek(0)
-        output = self.log.read()
+        output = self.output()
         self.log.close()
         return self.process.returncode, output
 

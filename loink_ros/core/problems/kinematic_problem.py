@@ -10,6 +10,8 @@ from loink_ros.core.problems.problem import Problem
 from loink_ros.core.problems.thread_data import PerThreadData
 
 AXES = 'xyz'
+# Declared range (rad) of a continuous joint unless `limits` gives another.
+CONTINUOUS_RANGE = (-np.pi, np.pi)
 
 
 def robot_file(name: str) -> Path:
@@ -17,35 +19,90 @@ def robot_file(name: str) -> Path:
     return Path(str(files('loink_ros') / 'robots' / name))
 
 
+def is_continuous(joint: pin.JointModel) -> bool:
+    """Pinocchio's unbounded revolute joints (URDF `continuous`): q = (cos, sin), one velocity."""
+    return joint.nq == 2 and joint.nv == 1
+
+
 class KinematicProblem(Problem):
-    """Task = chosen components of the tip frame position, in the base frame."""
+    """Task = chosen components of the tip frame position, in the base frame.
+
+    The configuration is one coordinate per joint, in the URDF's order: an angle (rad) or a
+    position (m). A continuous joint is a revolute joint on a declared range, CONTINUOUS_RANGE
+    unless `limits` narrows or moves it; its angle becomes Pinocchio's (cos, sin) for the
+    kinematics. Joints with more coordinates (floating, planar, spherical) and joints without
+    finite limits are refused with a ValueError naming them: lock them or give `limits`.
+    """
 
     data = PerThreadData()
 
     def __init__(self, urdf: Path, tip_frame: str, axes: str, name: str, cost_name: str,
                  base_frame: str = 'base_link', locked_joints: tuple[str, ...] = (),
                  limits: tuple[np.ndarray, np.ndarray] | None = None):
-        """`locked_joints` are fixed at their neutral value; `limits` narrows the URDF's."""
+        """`locked_joints` are fixed at their neutral value; `limits` (lower, upper), one
+        value per joint, replace the URDF's (and a continuous joint's declared range)."""
         self.urdf, self.tip_frame, self.base_frame = Path(urdf), tip_frame, base_frame
         model = pin.buildModelFromUrdf(str(self.urdf))
         locked = [model.getJointId(n) for n in locked_joints if model.existJointName(n)]
         self.model = pin.buildReducedModel(model, locked, pin.neutral(model)) if locked else model
-        if limits is not None:
-            self.model.lowerPositionLimit[:], self.model.upperPositionLimit[:] = limits
         if not self.model.existFrame(tip_frame):
             raise ValueError(f'frame {tip_frame!r} not in {self.urdf.name}')
         self.tip_id = self.model.getFrameId(tip_frame)
         self.rows = [AXES.index(a) for a in axes]
         self.name, self.cost_name = name, cost_name
         self.joint_names = [n for n in self.model.names[1:]]
-        self.lower = self.model.lowerPositionLimit.copy()
-        self.upper = self.model.upperPositionLimit.copy()
+        self._check_joint_kinds()
+        self.lower, self.upper = self._joint_limits(limits)
+        joints = self.model.joints[1:]
+        self.continuous = np.array([is_continuous(j) for j in joints], dtype=bool)
+        # Where each angle goes in Pinocchio's q: its own entry, or the (cos, sin) pair.
+        self._q_index = np.array([j.idx_q for j in joints])
         self.task_names = [f'{tip_frame}_{a}' for a in axes]
+
+    def _check_joint_kinds(self) -> None:
+        for name, joint in zip(self.joint_names, self.model.joints[1:]):
+            if joint.nv != 1 or (joint.nq != 1 and not is_continuous(joint)):
+                raise ValueError(
+                    f'{self.urdf.name}: joint {name!r} ({joint.shortname()}) has {joint.nq} '
+                    'configuration coordinates; LOInK learns one per joint: lock it '
+                    '(locked_joints) or replace it by single-axis joints')
+
+    def _joint_limits(self, limits) -> tuple[np.ndarray, np.ndarray]:
+        """Per joint: `limits`, else the URDF's, with CONTINUOUS_RANGE for continuous joints."""
+        if limits is None:
+            joints = self.model.joints[1:]
+            lower = np.array([CONTINUOUS_RANGE[0] if is_continuous(j) else
+                              self.model.lowerPositionLimit[j.idx_q] for j in joints])
+            upper = np.array([CONTINUOUS_RANGE[1] if is_continuous(j) else
+                              self.model.upperPositionLimit[j.idx_q] for j in joints])
+        else:
+            lower, upper = (np.array(v, dtype=float).reshape(-1) for v in limits)
+            if lower.shape != (self.dim,) or upper.shape != (self.dim,):
+                raise ValueError(f'limits need {self.dim} values each (joints {self.joint_names}), '
+                                 f'got {lower.size} and {upper.size}')
+        bad = ~(np.isfinite(lower) & np.isfinite(upper) & (lower < upper))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f'{self.urdf.name}: joint {self.joint_names[i]!r} has no finite '
+                             f'range (lower {lower[i]}, upper {upper[i]}): give limits '
+                             '(lower, upper) for it, or lock it')
+        return lower, upper
+
+    def pinocchio_configuration(self, q: np.ndarray) -> np.ndarray:
+        """Pinocchio's q (nq,) of one configuration (n,): continuous angles as (cos, sin)."""
+        if not self.continuous.any():
+            return q
+        out = np.empty(self.model.nq)
+        simple = ~self.continuous
+        out[self._q_index[simple]] = q[simple]
+        angles, at = q[self.continuous], self._q_index[self.continuous]
+        out[at], out[at + 1] = np.cos(angles), np.sin(angles)
+        return out
 
     def tip_position(self, q: np.ndarray) -> np.ndarray:
         """Tip position (3,) at one configuration."""
         data = self.data
-        pin.forwardKinematics(self.model, data, q)
+        pin.forwardKinematics(self.model, data, self.pinocchio_configuration(q))
         return pin.updateFramePlacement(self.model, data, self.tip_id).translation.copy()
 
     def task(self, q: np.ndarray) -> np.ndarray:
@@ -53,13 +110,15 @@ class KinematicProblem(Problem):
         return np.array([self.tip_position(row)[self.rows] for row in q])
 
     def task_jacobian(self, q: np.ndarray) -> np.ndarray:
-        jac = pin.computeFrameJacobian(self.model, self.data, q, self.tip_id,
-                                       pin.LOCAL_WORLD_ALIGNED)
+        # One velocity per joint: the columns are d/d angle, continuous joints included.
+        jac = pin.computeFrameJacobian(self.model, self.data, self.pinocchio_configuration(q),
+                                       self.tip_id, pin.LOCAL_WORLD_ALIGNED)
         return jac[self.rows]
 
     def gravity_torque(self, q: np.ndarray) -> np.ndarray:
         """Static joint torques holding each configuration against gravity, (B, n)."""
-        return np.array([pin.computeGeneralizedGravity(self.model, self.data, row)
+        return np.array([pin.computeGeneralizedGravity(self.model, self.data,
+                                                       self.pinocchio_configuration(row))
                          for row in np.atleast_2d(q)])
 
     def metadata(self) -> dict:

@@ -12,8 +12,10 @@ J_f: required adhesion from the minimum-norm static contact forces (smooth max o
 feet); posture: w_position * squared body offset from the foothold centroid (m) +
 w_angle * (yaw^2 + roll^2 + pitch^2); barriers: sum of -log(4 u (1 - u)), u the joint
 position scaled to [0, 1] over its URDF limits (12 active joints; the 8 limited gimbal
-joints). Feasible = inside the configuration bounds, gimbals inside their limits, body
-corners >= CLEARANCE above the surface.
+joints), +inf where u is outside (0, 1): a stance past a gimbal limit costs +inf, the
+infeasible marker. Feasible = inside the configuration bounds, gimbals inside their limits,
+body corners >= CLEARANCE above the surface; violations() also names a stance whose
+required adhesion exceeds MAGNET_FORCE (it cannot hold).
 """
 
 from __future__ import annotations
@@ -40,10 +42,13 @@ W_BARRIER = 0.3           # N: joint-limit log-barrier
 W_GIMBAL = 1.0            # N: gimbal-limit log-barrier
 CLEARANCE = 0.03          # m: body corners above the surface
 MAGNET_FORCE = 100.0      # N: a stance needing more than this cannot hold (public 100-147 N)
+FEASIBILITY_TOL = 1e-9    # rad, m: slack of the gimbal and clearance conditions
 BODY_CORNERS = [(sx * 0.15, sy * 0.11, 0.0) for sx in (1, -1) for sy in (1, -1)]
 
 # Nominal stance (ROBOTS.md): coxa 0, femur pi/20, tibia -pi/2 - pi/20, gimbals flat.
 STANCE_JOINTS = np.tile([0.0, np.pi / 20, -np.pi / 2 - np.pi / 20], 4)
+# m: body height of the example configuration (nominal footholds, legs by closed-form IK).
+EXAMPLE_HEIGHT = 0.07
 
 # Configuration bounds: body pose, and operating ranges of coxa / femur / tibia inside the
 # URDF limits (docs/MAGNETO.md: they cut odd stances with a foot almost under its hip; no
@@ -73,7 +78,9 @@ class MagnetoProblem(Problem):
     def __init__(self, urdf: Path | None = None, inclination_deg: float = 40.0,
                  name: str = 'magneto', w_position: float = W_POSITION,
                  w_angle: float = W_ANGLE, w_barrier: float = W_BARRIER,
-                 w_gimbal: float = W_GIMBAL, smooth: float = SMOOTH):
+                 w_gimbal: float = W_GIMBAL, smooth: float = SMOOTH,
+                 magnet_force: float = MAGNET_FORCE):
+        """`magnet_force` (N) only sets the holding condition of violations()."""
         self.urdf = Path(urdf or robot_file('magneto.urdf'))
         self.model = pin.buildModelFromUrdf(str(self.urdf), pin.JointModelFreeFlyer())
         self.geometry = mm.MagnetoGeometry.from_model(self.model)
@@ -89,6 +96,7 @@ class MagnetoProblem(Problem):
         self.normal = np.array([0.0, 0.0, 1.0])
         self.w_position, self.w_angle, self.smooth = w_position, w_angle, smooth
         self.w_barrier, self.w_gimbal = w_barrier, w_gimbal
+        self.magnet_force = magnet_force
         self.mass = self.geometry.mass
         names = [f'{leg}_{part}_joint' for leg in mm.LEGS for part in ('coxa', 'femur', 'tibia')]
         ids = [self.model.getJointId(n) for n in names]
@@ -160,7 +168,7 @@ class MagnetoProblem(Problem):
                 pin.forwardKinematics(self.model, data, full)
                 for leg, j in enumerate(self.centre_joint):
                     d = -data.oMi[j].rotation.T @ self.normal
-                    full[self.gimbal_index[leg]] = [math.atan2(d[1], d[0]), -math.asin(d[2])]
+                    full[self.gimbal_index[leg]] = [math.atan2(d[1], d[0]), -mm.MATH.asin(d[2])]
         return out
 
     def _centres_pin(self, full: np.ndarray) -> np.ndarray:
@@ -273,8 +281,39 @@ class MagnetoProblem(Problem):
                 'forces': np.stack([np.stack(np.broadcast_arrays(*f), -1) for f in forces], -2)}
 
     def cost(self, q: np.ndarray) -> np.ndarray:
-        """J (B,), feet and CoM from Pinocchio."""
-        return self.cost_terms(q)['J']
+        """J (B,), feet and CoM from Pinocchio; +inf past a gimbal limit (never NaN)."""
+        cost = self.cost_terms(q)['J']
+        return np.where(np.isnan(cost), np.inf, cost)
+
+    def violations(self, q: np.ndarray) -> list[str]:
+        """Gimbal limits, body clearance and the magnet force, for one configuration (n,)."""
+        q = np.asarray(q, float)
+        feet, _, com, dirs = self._pin_feet_com(q[None])
+        d = dirs[0]
+        gimbals = np.column_stack([np.arctan2(d[:, 1], d[:, 0]), -mm.NUMPY.asin(d[:, 2])])
+        excess = np.maximum(gimbals - self.gimbal_upper, self.gimbal_lower - gimbals)
+        found = [f'gimbal {axis} limit of leg {leg} exceeded by {excess[k, a]:.3g} rad'
+                 for k, leg in enumerate(mm.LEGS) for a, axis in enumerate('zy')
+                 if excess[k, a] > FEASIBILITY_TOL]
+        heights = q[5] + (self.body_rotation(q) @ np.array(BODY_CORNERS).T)[2]
+        if heights.min() < CLEARANCE - FEASIBILITY_TOL:
+            found.append(f'body clearance {heights.min():.3g} m below {CLEARANCE:g} m')
+        adhesion = self._hard_adhesion(feet[0].tolist(), com[0].tolist())
+        if adhesion > self.magnet_force:
+            found.append(f'required adhesion {adhesion:.4g} N above the magnet force '
+                         f'{self.magnet_force:g} N')
+        return found
+
+    def _hard_adhesion(self, feet: list, com: list) -> float:
+        """The exact J_f (max over the feet, no smoothing) of one stance, in plain floats."""
+        forces = mm.contact_forces(mm.MATH, feet, com, self.gravity.tolist(), self.mass)
+        need = mm.adhesion_per_foot(mm.MATH, forces, self.normal.tolist(), FRICTION, None)
+        return mm.worst_foot(mm.MATH, need, None)
+
+    def example_configuration(self) -> np.ndarray:
+        """The nominal stance at EXAMPLE_HEIGHT: nominal footholds, legs in closed form."""
+        task = np.concatenate([self.nominal_feet.ravel(), [EXAMPLE_HEIGHT]])
+        return self.refine_legs(self.stance_configuration(EXAMPLE_HEIGHT), task)[0]
 
     # ---- backend-generic pieces (numpy batches and CasADi) ------------------------------
 
@@ -286,23 +325,25 @@ class MagnetoProblem(Problem):
                 + self.w_angle * (q[2] ** 2 + q[3] ** 2 + q[4] ** 2))
 
     def gimbal_barrier(self, ops, dirs: list):
-        """sum over the 8 limited gimbal joints of -log(4 u (1 - u)), from the magnet directions."""
+        """sum over the 8 limited gimbal joints of -log(4 u (1 - u)), from the magnet directions;
+        +inf past a limit."""
         total = 0.0
         for k, d in enumerate(dirs):
             angles = (ops.atan2(d[1], d[0]), -ops.asin(d[2]))
             for a in range(2):
                 lo, hi = self.gimbal_lower[k, a], self.gimbal_upper[k, a]
                 u = (angles[a] - lo) / (hi - lo)
-                total = total - ops.log(4.0 * u * (1.0 - u))
+                total = total + ops.neg_log(4.0 * u * (1.0 - u))
         return total
 
     def barrier(self, ops, q: list):
-        """sum over the 12 joints of -log(4 u (1 - u)), u in [0, 1] over the URDF limits."""
+        """sum over the 12 joints of -log(4 u (1 - u)), u in [0, 1] over the URDF limits (finite
+        inside the configuration bounds, which lie inside them)."""
         total = 0.0
         for k in range(12):
             lo, hi = self.joint_lower[k], self.joint_upper[k]
             u = (q[6 + k] - lo) / (hi - lo)
-            total = total - ops.log(4.0 * u * (1.0 - u))
+            total = total + ops.neg_log(4.0 * u * (1.0 - u))
         return total
 
     def forward(self, q: np.ndarray) -> dict:
@@ -322,7 +363,7 @@ class MagnetoProblem(Problem):
 
     # ---- feasibility, IK, sampling ------------------------------------------------------
 
-    def feasibility(self, q: np.ndarray, tol: float = 1e-9) -> dict:
+    def feasibility(self, q: np.ndarray, tol: float = FEASIBILITY_TOL) -> dict:
         """Per configuration (B,): inside bounds, gimbals inside limits, clearance, all."""
         q = np.atleast_2d(q)
         out = self.forward(q)

@@ -23,12 +23,28 @@ import numpy as np
 LEGS = ('AR', 'AL', 'BR', 'BL')
 ZERO_SNAP = 1e-14   # placement entries below this are exact zeros (cos(pi/2) round-off)
 
+# Besides the usual functions, each backend has neg_log(s) = -log(s), +inf where s <= 0 (the
+# barriers' infeasible marker: a cost is total, never an exception), and asin clipped to
+# [-1, 1] against round-off of unit vectors (CasADi: plain, for smooth derivatives).
+
+
+def _neg_log_math(s: float) -> float:
+    return -math.log(s) if s > 0.0 else math.inf
+
+
+def _neg_log_numpy(s: np.ndarray) -> np.ndarray:
+    positive = s > 0.0
+    return np.where(positive, -np.log(np.where(positive, s, 1.0)), np.inf)
+
+
 MATH = SimpleNamespace(name='math', sin=math.sin, cos=math.cos, sqrt=math.sqrt, log=math.log,
-                       exp=math.exp, fabs=abs, fmax=max, atan2=math.atan2, asin=math.asin,
-                       log1p=math.log1p)   # one configuration in plain floats: far fewer overheads
+                       exp=math.exp, fabs=abs, fmax=max, atan2=math.atan2,
+                       asin=lambda x: math.asin(min(1.0, max(-1.0, x))), log1p=math.log1p,
+                       neg_log=_neg_log_math)   # one configuration in plain floats: less overhead
 NUMPY = SimpleNamespace(name='numpy', sin=np.sin, cos=np.cos, sqrt=np.sqrt, log=np.log,
                         exp=np.exp, fabs=np.abs, fmax=np.maximum, atan2=np.arctan2,
-                        asin=np.arcsin, log1p=np.log1p)
+                        asin=lambda x: np.arcsin(np.clip(x, -1.0, 1.0)), log1p=np.log1p,
+                        neg_log=_neg_log_numpy)
 
 
 def casadi_ops() -> SimpleNamespace:
@@ -36,7 +52,7 @@ def casadi_ops() -> SimpleNamespace:
     import casadi as ca
     return SimpleNamespace(name='casadi', sin=ca.sin, cos=ca.cos, sqrt=ca.sqrt, log=ca.log,
                            exp=ca.exp, fabs=ca.fabs, fmax=ca.fmax, atan2=ca.atan2,
-                           asin=ca.asin, log1p=ca.log1p)
+                           asin=ca.asin, log1p=ca.log1p, neg_log=lambda s: -ca.log(s))
 
 
 # ---- scalar-list linear algebra ----------------------------------------------------------

@@ -35,7 +35,21 @@ class Problem(ABC):
 
     @abstractmethod
     def cost(self, q: np.ndarray) -> np.ndarray:
-        """Cost of each configuration, (B, n) -> (B,)."""
+        """Cost of each configuration, (B, n) -> (B,).
+
+        Total on the joint box: a finite value, or +inf (the infeasible marker) where the
+        configuration breaks a condition of the problem; never NaN, never an exception.
+        """
+
+    def violations(self, q: np.ndarray) -> list[str]:
+        """The feasibility conditions beyond the joint box that one configuration (n,) breaks,
+        each a short line naming the condition and by how much; none by default."""
+        return []
+
+    def example_configuration(self) -> np.ndarray:
+        """A known-good configuration (n,) whose task is a reachable example target; by
+        default the middle of the joint ranges."""
+        return 0.5 * (self.lower + self.upper)
 
     def closed_form_refine(self, q: np.ndarray, task: np.ndarray) -> np.ndarray | None:
         """An exact, problem-specific refinement of q (n,) for task (p,); None if there is none."""

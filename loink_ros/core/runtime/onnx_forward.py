@@ -13,6 +13,7 @@ class OnnxForward:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only: warnings would break one-line start-up output
         self.session = ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
 
     def __call__(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,7 +5,13 @@ import numpy as np
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 
 MAX_SAMPLES = 10_000
+# The spread is the variance c of the sampled latents z ~ N(0, c I) (the paper's c).
 MAX_SPREAD = 100.0
+# Largest |z_i| of a requested latent: 100 standard deviations of the widest sample
+# (sqrt(MAX_SPREAD) = 10), so sampling never comes near it, yet far past any useful latent
+# (with nu <= 10, |z| = 1000 lands >= 100 normalised units outside the [-1, 1] joint box).
+# Bounded, the predicted cost 0.5 ||z||^2 + phi(y) stays finite.
+MAX_LATENT_ABS = 100.0 * MAX_SPREAD ** 0.5
 
 
 def finite_vector(value, length: int, what: str, wrong_length: ErrorCode) -> np.ndarray:
@@ -37,10 +43,16 @@ def task_vector(task, lower: np.ndarray, upper: np.ndarray, margin: float) -> np
 
 
 def latent_vector(latent, length: int) -> np.ndarray:
-    """The latent z; empty or None means the optimum z = 0."""
+    """The latent z, each |z_i| <= MAX_LATENT_ABS; empty or None means the optimum z = 0."""
     if latent is None or np.size(latent) == 0:
         return np.zeros(length)
-    return finite_vector(latent, length, 'latent', ErrorCode.INVALID_LATENT)
+    z = finite_vector(latent, length, 'latent', ErrorCode.INVALID_LATENT)
+    beyond = np.abs(z) > MAX_LATENT_ABS
+    if beyond.any():
+        i = int(np.flatnonzero(beyond)[0])
+        raise SolverError(ErrorCode.INVALID_LATENT, f'latent[{i}] = {z[i]:.6g} is beyond the '
+                          f'bound |z_i| <= {MAX_LATENT_ABS:g}')
+    return z
 
 
 def sample_count(count) -> int:
@@ -53,7 +65,7 @@ def sample_count(count) -> int:
 
 
 def sample_spread(spread) -> float:
-    """A latent variance c in [0, MAX_SPREAD]."""
+    """The spread: the variance c of z ~ N(0, c I), in [0, MAX_SPREAD] (std sqrt(c))."""
     try:
         c = float(spread)
     except (TypeError, ValueError):

@@ -7,7 +7,11 @@ import numpy as np
 
 @dataclass
 class Solution:
-    """A configuration inside the joint limits, checked with the true forward kinematics."""
+    """A configuration inside the joint limits, checked with the true forward kinematics.
+
+    `violations` are the problem's feasibility conditions beyond the joint box that q breaks
+    (Problem.violations), one line each; empty when it meets them all.
+    """
 
     q: np.ndarray
     latent: np.ndarray
@@ -17,3 +21,4 @@ class Solution:
     clipped: bool
     refined: bool
     converged: bool
+    violations: tuple[str, ...] = ()

@@ -7,17 +7,22 @@ from loink_ros.core.runtime import requests
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.network import InverseState
-from loink_ros.core.runtime.onnx_forward import OnnxForward
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solution import Solution
 
 
 # Task error below which a closed-form refinement is taken as exact.
 EXACT_TOL = 1e-9
+# Largest difference (joint units) between the model's and the robot's joint limits.
+LIMITS_TOL = 1e-9
 
 
 class LOInKSolver:
-    """x* = G^-1([y; z]) in joint units, clipped to the limits and checked by true FK."""
+    """x* = G^-1([y; z]) in joint units, clipped to the limits and checked by true FK.
+
+    The model's joint limits (those get_model_info reports) must equal the robot problem's,
+    which every answer is clipped to: one set of limits, reported and enforced.
+    """
 
     def __init__(self, model: ModelFile, problem: Problem, method: str = 'newton',
                  tol: float | None = None, max_iter: int | None = None,
@@ -25,13 +30,17 @@ class LOInKSolver:
         if list(problem.joint_names) != list(model.problem['joint_names']):
             raise ValueError(f'model joints {model.problem["joint_names"]} differ from the '
                              f'robot joints {problem.joint_names}')
+        _check_limits(model, problem)
         if forward_backend not in ('numpy', 'onnxruntime'):
             raise ValueError(f'unknown forward backend {forward_backend!r}')
         self.model, self.problem = model, problem
         self.norm = model.normalization
         self.method, self.tol, self.max_iter = method, tol, max_iter
         self.bounds_margin = bounds_margin
-        self.onnx = OnnxForward(model.onnx_path) if forward_backend == 'onnxruntime' else None
+        self.onnx = None
+        if forward_backend == 'onnxruntime':
+            from loink_ros.core.runtime.onnx_forward import OnnxForward  # onnxruntime on demand
+            self.onnx = OnnxForward(model.onnx_path)
 
     def check_task(self, task) -> np.ndarray:
         """The task as a vector, or a SolverError saying what is wrong with it."""
@@ -41,12 +50,7 @@ class LOInKSolver:
     def forward(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Network (task, latent, predicted cost) of configurations (B, n), in robot units."""
         q = np.atleast_2d(q)
-        if self.onnx is not None:
-            return self.onnx(q)
-        out = self.model.network.forward(self.norm.x_to_net(q))
-        y_n, z = out[:, :self.model.task_dim], out[:, self.model.task_dim:]
-        cost = self.norm.cost_from_net(self.model.cost_head.cost(z, y_n))
-        return self.norm.y_from_net(y_n), z, cost
+        return self.model.forward(q) if self.onnx is None else self.onnx(q)
 
     def seed_state(self, seed) -> InverseState | None:
         """Warm-start state from a seed configuration (None for no seed)."""
@@ -56,8 +60,16 @@ class LOInKSolver:
         q = np.clip(q, self.problem.lower, self.problem.upper)
         return self.model.network.state_at(self.norm.x_to_net(q[None]))
 
+    def example_task(self) -> np.ndarray:
+        """The task (true FK) of the known-good configuration stored with the model, or of the
+        problem's example_configuration() for model files without one: a reachable target."""
+        q = self.model.example_configuration
+        return self.problem.task(self.problem.example_configuration() if q is None else q)[0]
+
     def solve(self, task, latent=None, refine_answer: bool = False, seed=None) -> Solution:
-        """One solution; latent None is the cost-optimal z = 0."""
+        """One solution; latent None is the cost-optimal z = 0, each |z_i| at most
+        requests.MAX_LATENT_ABS. `seed` (a configuration) warm-starts the network inverse:
+        G is invertible, so it saves iterations and never changes the answer."""
         y = self.check_task(task)
         z = requests.latent_vector(latent, self.model.latent_dim)
         solutions, _ = self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))
@@ -72,14 +84,19 @@ class LOInKSolver:
         return self.solve_rows(y, np.zeros((len(y), self.model.latent_dim)), refine_answer)[0]
 
     def sample(self, task, count: int, spread: float, refine_answer: bool = False,
-               random_seed: int | None = None) -> list[Solution]:
-        """`count` solutions with z ~ N(0, spread I), best cost first."""
+               random_seed: int | None = None,
+               task_tolerance: float | None = None) -> list[Solution]:
+        """`count` solutions with z ~ N(0, c I), c = spread the variance (latent std sqrt(c)).
+
+        Ranked: answers within `task_tolerance` of the task and without violations first, then
+        by cost (task_tolerance None: answers without violations first, then by cost).
+        """
         y = self.check_task(task)
         count, spread = requests.sample_count(count), requests.sample_spread(spread)
         rng = np.random.default_rng(random_seed)
         z = rng.normal(0.0, np.sqrt(spread), size=(count, self.model.latent_dim))
         solutions, _ = self.solve_rows(np.repeat(y[None], count, 0), z, refine_answer)
-        return sorted(solutions, key=lambda s: s.cost)
+        return sorted(solutions, key=lambda s: (not _meets(s, task_tolerance), s.cost))
 
     def solve_rows(self, y: np.ndarray, z: np.ndarray, refine_answer: bool,
                    warm_start: InverseState | None = None) -> tuple[list[Solution], InverseState]:
@@ -117,4 +134,23 @@ class LOInKSolver:
         else:
             error = self._task_error(inside, y)
         return Solution(inside, z, float(predicted), float(self.problem.cost(inside)[0]), error,
-                        clipped, refine_answer, converged)
+                        clipped, refine_answer, converged, tuple(self.problem.violations(inside)))
+
+
+def _meets(solution: Solution, task_tolerance: float | None) -> bool:
+    """No violations, and within the task tolerance when one is given."""
+    within = task_tolerance is None or solution.task_error <= task_tolerance
+    return within and not solution.violations
+
+
+def _check_limits(model: ModelFile, problem: Problem) -> None:
+    """ValueError listing the joints whose limits in the model differ from the robot's."""
+    lower = np.asarray(model.problem['joint_lower'], float)
+    upper = np.asarray(model.problem['joint_upper'], float)
+    differ = ((np.abs(lower - problem.lower) > LIMITS_TOL)
+              | (np.abs(upper - problem.upper) > LIMITS_TOL))
+    if differ.any():
+        listed = '; '.join(f'{problem.joint_names[i]} [{lower[i]:.6g}, {upper[i]:.6g}] in the '
+                           f'model, [{problem.lower[i]:.6g}, {problem.upper[i]:.6g}] in the robot'
+                           for i in np.flatnonzero(differ))
+        raise ValueError(f'model joint limits differ from the robot\'s: {listed}')

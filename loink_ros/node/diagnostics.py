@@ -1,0 +1,48 @@
+"""diagnostic_msgs/DiagnosticArray on /diagnostics: what the node served and how fast."""
+
+from collections.abc import Callable
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.node import Node
+
+from loink_ros.core.runtime.model_file import ModelFile
+from loink_ros.node.request_stats import RequestStats
+from loink_ros.node.streaming import StreamCounts
+
+TOPIC = '/diagnostics'
+
+
+class Diagnostics:
+    """One DiagnosticStatus per period: model, request counts, solve times, stream counts.
+
+    Level WARN while the stream skips targets or a request failed with an internal error
+    since the previous report; OK otherwise.
+    """
+
+    def __init__(self, node: Node, model: ModelFile, stats: RequestStats,
+                 stream: Callable[[], StreamCounts], period: float):
+        self.node, self.model, self.stats, self.stream = node, model, stats, stream
+        self.publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
+        self.previous: tuple[int, int] = (0, 0)   # skipped, internal errors at the last report
+        node.create_timer(period, self.publish)
+
+    def publish(self) -> None:
+        """Send one report."""
+        values = {'model name': self.model.name, 'model version': self.model.version,
+                  **self.stats.summary()}
+        counts = self.stream()
+        values.update({f'stream {key}': str(value) for key, value in vars(counts).items()})
+        internal = sum(int(value) for key, value in values.items()
+                       if key.endswith((' INTERNAL_ERROR', ' FAILURE')))
+        now = (counts.skipped, internal)
+        level, message = DiagnosticStatus.OK, 'serving'
+        if now != self.previous:
+            level, message = DiagnosticStatus.WARN, ('stream targets skipped or a request '
+                                                     'failed inside the node since the last report')
+        self.previous = now
+        status = DiagnosticStatus(level=level, name=self.node.get_fully_qualified_name(),
+                                  message=message, hardware_id=self.model.name,
+                                  values=[KeyValue(key=k, value=v) for k, v in values.items()])
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.node.get_clock().now().to_msg()
+        self.publisher.publish(array)

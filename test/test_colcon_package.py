@@ -1,0 +1,59 @@
+"""loink_ros as a colcon package: `colcon test` runs the pytest suite, on colcon's own layout.
+
+colcon runs pytest only for a package whose setup.py names pytest as a test dependency
+(tests_require or extras_require['test']); otherwise it falls back to unittest, which
+finds 0 tests here. The end-to-end test builds loink_ros with colcon into a temporary
+workspace (copied and --symlink-install) and lets `colcon test` run test_ament_index.py
+there, so those layout checks also run against what colcon itself installs.
+"""
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = 'loink_ros'
+SMALL_TEST = REPO / 'test' / 'test_ament_index.py'
+
+
+def test_setup_py_declares_pytest_the_way_colcon_detects_it():
+    from colcon_core.task.python.test import has_test_dependency
+    from colcon_python_setup_py.package_identification.python_setup_py import (
+        get_setup_information)
+
+    assert has_test_dependency(get_setup_information(REPO / 'setup.py'), 'pytest')
+
+
+def test_package_xml_declares_the_pytest_test_dependency():
+    assert '<test_depend>python3-pytest</test_depend>' in (REPO / 'package.xml').read_text()
+
+
+def colcon(workspace: Path, verb: str, *args: str) -> subprocess.CompletedProcess:
+    command = ['colcon', '--log-base', str(workspace / 'log'), verb, '--base-paths', str(REPO),
+               '--packages-select', PACKAGE, '--build-base', str(workspace / 'build'),
+               '--install-base', str(workspace / 'install'), '--merge-install',
+               '--event-handlers', 'console_cohesion+', 'status-', *args]
+    result = subprocess.run(command, cwd=workspace, capture_output=True, text=True,
+                            timeout=120, env=os.environ.copy())
+    assert result.returncode == 0, f'colcon {verb}:\n{result.stdout}\n{result.stderr}'
+    return result
+
+
+@pytest.mark.skipif(shutil.which('colcon') is None, reason='colcon not installed')
+@pytest.mark.parametrize('install', ['copy', 'symlink'])
+def test_colcon_test_runs_pytest_on_the_colcon_install(tmp_path, install):
+    colcon(tmp_path, 'build', *(['--symlink-install'] if install == 'symlink' else []))
+    colcon(tmp_path, 'test', '--pytest-args', str(SMALL_TEST))
+    summary = subprocess.run(
+        ['colcon', '--log-base', str(tmp_path / 'log'), 'test-result',
+         '--test-result-base', str(tmp_path / 'build'), '--all'],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout
+    match = re.search(r'Summary: (\d+) tests, (\d+) errors, (\d+) failures, (\d+) skipped',
+                      summary)
+    assert match, summary
+    tests, errors, failures, _ = map(int, match.groups())
+    assert tests > 0 and errors == 0 and failures == 0, summary
+    assert (tmp_path / 'build' / PACKAGE / 'pytest.xml').is_file()

@@ -1,0 +1,130 @@
+"""Start-up of loink_node as a real process: one line on stderr and exit 1 for every
+failure (from another working directory too), and printed usage lines that work."""
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+PLANAR3_JSON = REPO / 'models' / 'planar3.json'
+
+
+def start(args: list[str], cwd=None, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    from loink_ros.tools.node_process import isolate_ros_environment, node_command
+    isolate_ros_environment()
+    return subprocess.run(node_command() + args, capture_output=True, text=True,
+                          timeout=timeout, env=os.environ.copy(), cwd=cwd)
+
+
+def assert_one_line(result: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Exit status 1 and exactly one stderr line `loink_node: ...` holding the fragments."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1, result.stderr
+    assert len(lines) == 1 and lines[0].startswith('loink_node: '), result.stderr
+    assert 'Traceback' not in result.stdout + result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def test_relative_params_file_from_another_folder(tmp_path):
+    line = assert_one_line(start(['--ros-args', '--params-file', 'config/planar3.yaml'],
+                                 cwd=tmp_path), 'params file', str(tmp_path))
+    assert '.c:' not in line   # no C source locations
+
+
+def test_missing_params_file(tmp_path):
+    assert_one_line(start(['--ros-args', '--params-file', str(tmp_path / 'none.yaml')]),
+                    'params file')
+
+
+@pytest.mark.parametrize('args', [['--ros-args', '--bogus'], ['--ros-args', '-p'],
+                                  ['--ros-args', '-r', '__ns:=not a name']])
+def test_bad_ros_arguments(args, tmp_path):
+    assert_one_line(start(args, cwd=tmp_path))
+
+
+def corrupt_copy(tmp_path, change) -> str:
+    """A copy of the shipped planar3 model (its ONNX beside it) with one change."""
+    meta = json.loads(PLANAR3_JSON.read_text())
+    change(meta)
+    (tmp_path / meta['onnx']).write_bytes((PLANAR3_JSON.parent / meta['onnx']).read_bytes())
+    path = tmp_path / 'corrupt.json'
+    path.write_text(json.dumps(meta))
+    return str(path)
+
+
+def test_model_failing_validation(tmp_path):
+    def nan_mean(meta):
+        meta['normalization']['y_mean'][0] = float('nan')
+    path = corrupt_copy(tmp_path, nan_mean)
+    assert_one_line(start(['--ros-args', '-p', f'model:={path}'], cwd=tmp_path), path)
+
+
+def test_numpy_warnings_are_folded_into_the_line(tmp_path):
+    def overflowing(meta):
+        meta['network']['layers'][0]['b'] = [1e308] * len(meta['network']['layers'][0]['b'])
+    path = corrupt_copy(tmp_path, overflowing)
+    assert_one_line(start(['--ros-args', '-p', f'model:={path}'], cwd=tmp_path), path,
+                    'RuntimeWarning')
+
+
+def test_bad_urdf_is_one_line_with_what_urdfdom_said(tmp_path):
+    urdf = tmp_path / 'broken.urdf'
+    urdf.write_text('<robot name="r"><link name="a"/><joint name="j" type="revolute">'
+                    '<parent link="a"/><child link="missing"/></joint></robot>')
+    result = start(['--ros-args', '-p', 'model:=planar3', '-p', f'urdf:={urdf}'], cwd=tmp_path)
+    assert_one_line(result, 'planar3', 'does not specify limits')
+
+
+# ---- the printed usage lines, sent with rclpy, succeed on their model ----
+
+USAGE = re.compile(r'ros2 (service call|topic pub --rate \d+) (\S+) (\S+) "(\{.*\})"')
+
+
+def usage_requests(output: str) -> list[tuple[str, str, str, dict]]:
+    """(kind, name, type, fields) of each printed call line; the fields parsed as YAML."""
+    import yaml
+    return [(kind, name, type_name, yaml.safe_load(fields))
+            for kind, name, type_name, fields in USAGE.findall(output)]
+
+
+@pytest.mark.parametrize('fixture', ['planar3_node', 'panda_node', 'magneto_node'])
+def test_printed_usage_lines_succeed(fixture, request):
+    from loink_msgs.msg import TaskTarget
+    from loink_msgs.srv import Sample, Solve
+    from sensor_msgs.msg import JointState
+    node = request.getfixturevalue(fixture)
+    deadline = time.monotonic() + 10.0
+    while 'call it with' not in node.process.output():   # logged after the services exist
+        assert time.monotonic() < deadline, node.process.output()
+        time.sleep(0.05)
+    output = node.process.output()
+    calls = usage_requests(output)
+    assert [c[2] for c in calls] == ['loink_msgs/srv/Solve', 'loink_msgs/srv/Sample',
+                                     'loink_msgs/msg/TaskTarget'], output
+    assert '-0.0' not in output
+    types = {'loink_msgs/srv/Solve': Solve, 'loink_msgs/srv/Sample': Sample}
+    for kind, name, type_name, fields in calls[:2]:
+        srv = types[type_name]
+        response = node.call(srv, name, srv.Request(**fields))
+        assert response.success, f'{type_name}: {response.message}'
+    _, topic, _, fields = calls[2]
+    answers = []
+    rclpy_node = node.calls.node
+    rclpy_node.create_subscription(JointState, f'{node.name}/joint_solution', answers.append, 10)
+    publisher = rclpy_node.create_publisher(TaskTarget, topic, 10)
+    deadline = time.monotonic() + 10.0
+    while not answers:
+        assert time.monotonic() < deadline, 'no answer to the printed stream example'
+        publisher.publish(TaskTarget(task=fields['task']))
+        time.sleep(0.1)
+    assert 'misses its target' not in node.process.output()
+    assert 'infeasible' not in node.process.output()
+    assert np.all(np.isfinite(answers[0].position))

@@ -1,0 +1,180 @@
+"""Every `ros2 ...` line the node prints, and every one in README.md and docs/, run verbatim
+through the real ROS 2 Jazzy command line (.ros2tools, from ../shared/ros2tools).
+
+A start line (`ros2 launch ...`, `ros2 run ...`) must bring up a node that serves; every
+call line after it in the same document (`ros2 service call`, `ros2 topic pub/echo`,
+`ros2 param set`) goes to the node that the latest start line brought up, and must succeed.
+"""
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from background import REPO, Background
+
+DOCUMENTS = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
+MODELS = ['planar3', 'panda', 'magneto']
+START = ('ros2 launch ', 'ros2 run ')
+PLACEHOLDER = re.compile(r'<[\w .-]+>')
+# Lines that need no running node.
+STANDALONE = ('ros2 pkg ', 'ros2 interface ')
+CALL_TIMEOUT = 60.0
+SERVE_TIMEOUT = 90.0
+
+pytestmark = pytest.mark.skipif(
+    shutil.which('ros2') is None,
+    reason='the ros2 command line is not installed (scripts/setup.sh installs .ros2tools '
+           'where ../shared/ros2tools exists)')
+
+
+def printed_examples(output: str) -> list[str]:
+    """The `ros2 ...` lines a node printed after 'call it with:'."""
+    after = output[output.index('call it with:'):]
+    return [m.group(1) for m in re.finditer(r'^(?:\[\S+\] )?\s+(ros2 .+)$', after, re.M)]
+
+
+def documented_lines(path: Path) -> list[str]:
+    """`ros2 ...` lines inside the fenced code blocks of a markdown file, in order; templates
+    (a `<placeholder>` to fill in) are not examples and are left out."""
+    lines, fenced = [], False
+    for line in path.read_text().splitlines():
+        if line.startswith('```'):
+            fenced = not fenced
+        elif fenced and line.startswith('ros2 ') and not PLACEHOLDER.search(line):
+            lines.append(line)
+    return lines
+
+
+def solution_topic(node: str) -> str:
+    return f'{node}/joint_solution'
+
+
+def run_standalone(line: str) -> None:
+    result = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
+                            timeout=CALL_TIMEOUT)
+    assert result.returncode == 0 and result.stdout.strip(), f'{line}\n{result.stderr}'
+    if line.startswith('ros2 pkg executables loink_ros'):
+        assert 'loink_ros loink_node' in result.stdout, result.stdout
+
+
+def run_call(line: str, node: str, tmp_path: Path) -> None:
+    """Run one call line against the node named `node`; assert it did what it says."""
+    if line.startswith('ros2 service call '):
+        result = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
+                                timeout=CALL_TIMEOUT)
+        assert result.returncode == 0 and 'response:' in result.stdout, line + result.stderr
+        if '/compute_ik ' in line:
+            assert 'MoveItErrorCodes(val=1,' in result.stdout, f'{line}\n{result.stdout}'
+        elif '/get_model_info ' not in line:
+            assert 'success=True, error_code=0' in result.stdout, f'{line}\n{result.stdout}'
+    elif line.startswith('ros2 param set '):
+        result = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
+                                timeout=CALL_TIMEOUT)
+        assert 'Set parameter successful' in result.stdout, f'{line}\n{result.stdout}'
+    elif line.startswith('ros2 topic pub '):
+        # Verbatim it publishes until stopped: a solution must come back meanwhile.
+        publisher = Background(line, tmp_path / 'pub.log')
+        echo = subprocess.run(['ros2', 'topic', 'echo', '--once', solution_topic(node),
+                               'sensor_msgs/msg/JointState'],
+                              capture_output=True, text=True, timeout=CALL_TIMEOUT)
+        publisher.stop()
+        assert 'position:' in echo.stdout, f'{line}: no solution\n{publisher.output()}'
+    elif line.startswith('ros2 topic echo '):
+        echo = Background(line, tmp_path / 'echo.log')
+        assert echo.wait_for('position:', 5.0) or publish_example(node, echo), line
+        echo.stop()
+    else:
+        pytest.fail(f'no check for example line {line!r}')
+
+
+def publish_example(node: str, echo: Background) -> bool:
+    """Feed the node a few targets (its own printed example) while `echo` listens."""
+    pub = next(line for line in EXAMPLES[node] if line.startswith('ros2 topic pub '))
+    publisher = Background(pub.replace('--rate 20', '--rate 20 --times 40'),
+                           echo.log_path.with_suffix('.pub'))
+    answered = echo.wait_for('position:', CALL_TIMEOUT)
+    publisher.stop()
+    return answered
+
+
+# Node name -> the example lines it printed (an echo line is fed by the node's own pub line).
+EXAMPLES: dict[str, list[str]] = {}
+
+
+def start(line: str, tmp_path: Path) -> tuple[Background, str]:
+    """Start a node with a documented line; (process, the node's full name)."""
+    node = Background(line, tmp_path / 'node.log')
+    assert node.wait_for('call it with:', SERVE_TIMEOUT), f'{line}\n{node.output()}'
+    time.sleep(0.5)   # the rest of the multi-line log message
+    output = node.output()
+    name = re.search(r'ros2 param set (\S+) ', output).group(1)
+    EXAMPLES[name] = printed_examples(output)
+    wait_until_listed(name)
+    return node, name
+
+
+def wait_until_listed(name: str) -> None:
+    """Until `ros2 node list` shows the node: the ros2 daemon, which `ros2 param` asks,
+    has discovered it (a freshly started daemon answers 'Node not found' for a moment)."""
+    deadline = time.monotonic() + CALL_TIMEOUT
+    while time.monotonic() < deadline:
+        listed = subprocess.run(['ros2', 'node', 'list'], capture_output=True, text=True,
+                                timeout=CALL_TIMEOUT).stdout.split()
+        if name in listed:
+            return
+        time.sleep(0.5)
+    pytest.fail(f'{name} never appeared in ros2 node list')
+
+
+def stop(node: Background, line: str) -> None:
+    code = node.stop()
+    assert code == 0 and 'Traceback' not in node.output(), f'{line}\n{node.output()}'
+
+
+@pytest.mark.parametrize('model', MODELS)
+def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
+    line = (f'ros2 run loink_ros loink_node --ros-args --params-file '
+            f'"$(ros2 pkg prefix --share loink_ros)/config/{model}.yaml" -r __ns:=/printed_{model}')
+    node, name = start(line, tmp_path)
+    try:
+        examples = EXAMPLES[name]
+        assert len(examples) >= 4 and all(name in example for example in examples), examples
+        for example in examples:
+            run_call(example, name, tmp_path)
+        assert 'misses its target' not in node.output(), node.output()
+    finally:
+        stop(node, line)
+
+
+@pytest.mark.parametrize('document', DOCUMENTS, ids=lambda p: p.name)
+def test_every_documented_ros2_line_works(document, tmp_path):
+    lines = documented_lines(document)
+    if not lines:
+        pytest.skip(f'{document.name} shows no ros2 command')
+    node = name = started = None
+    try:
+        for line in lines:
+            if line.startswith(START):
+                if node is not None:
+                    stop(node, started)
+                node, name = start(line, tmp_path)
+                started = line
+            elif line.startswith(STANDALONE):
+                run_standalone(line)
+            else:
+                assert node is not None, f'{document.name}: {line!r} comes before any start line'
+                run_call(line, name, tmp_path)
+    finally:
+        if node is not None:
+            stop(node, started)
+
+
+@pytest.fixture(scope='module', autouse=True)
+def ros_domain():
+    """An isolated domain; `ros2 param` starts a daemon for it: do not leave it behind."""
+    from loink_ros.tools.node_process import isolate_ros_environment
+    isolate_ros_environment()
+    yield
+    subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=30)
