@@ -55,3 +55,13 @@ def test_no_core_file_imports_ros():
         if ros or "import_module('rclpy" in text or '__import__("rclpy' in text:
             offenders[str(path.relative_to(REPO))] = sorted(ros)
     assert offenders == {}
+
+
+def test_baselines_serve_only_tools_and_tests():
+    # The product (core and node) never depends on what it is measured against.
+    product = sorted(CORE.rglob('*.py')) + sorted((REPO / 'loink_ros' / 'node').rglob('*.py'))
+    offenders = [str(path.relative_to(REPO)) for path in product
+                 if any(n.startswith('loink_ros.baselines') for n in imported_names(path))]
+    assert offenders == []
+    tools = sorted((REPO / 'loink_ros' / 'tools').rglob('*.py'))
+    assert any(n.startswith('loink_ros.baselines') for p in tools for n in imported_names(p))

@@ -220,7 +220,7 @@ def test_left_right_mirror_has_the_same_cost(problem, configs):
 
 @pytest.fixture(scope='module')
 def ipopt(problem):
-    from loink_ros.core.magneto_ipopt import MagnetoIpopt
+    from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
     return MagnetoIpopt(problem)
 
 

@@ -26,7 +26,7 @@ from collections import Counter
 import numpy as np
 from tqdm import tqdm
 
-from loink_ros.core.magneto_ipopt import MagnetoIpopt
+from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver

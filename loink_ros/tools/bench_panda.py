@@ -4,7 +4,7 @@ import numpy as np
 from tqdm import tqdm
 
 from loink_ros.core.problems.panda import PandaProblem
-from loink_ros.core.reference_optimizer import ambiguity_span, local_optimum, reference_optimum
+from loink_ros.baselines.reference_optimizer import ambiguity_span, local_optimum, reference_optimum
 from loink_ros.core.runtime.model_file import ModelFile, load_model
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solver import LOInKSolver

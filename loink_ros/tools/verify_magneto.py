@@ -12,7 +12,7 @@ No model needed.
 import numpy as np
 from tqdm import tqdm
 
-from loink_ros.core.magneto_ipopt import MagnetoIpopt
+from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
 from loink_ros.core.problems.magneto import CLEARANCE, MagnetoProblem
 from loink_ros.tools.ambiguity import NEAR_OPTIMAL
 
