@@ -150,3 +150,16 @@ def test_plots_write_png_files(tiny, tmp_path, kind):
     assert result.returncode == 0, result.stderr
     assert out.read_bytes()[:8] == PNG_SIGNATURE
     assert out.stat().st_size > 10_000
+
+
+def test_output_cut_short_by_the_reader_is_no_error(tiny, tmp_path):
+    # `loink sample ... --json - | head -3`: the reader closes the pipe early.
+    command = [sys.executable, '-m', 'loink_ros.tools.cli', 'sample', str(tiny.json_path),
+               '--task', str(middle_task(tiny)), '--count', '200', '--spread', '0.5',
+               '--json', '-']
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=tmp_path, env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+    process.stdout.readline()
+    process.stdout.close()
+    assert process.wait(timeout=120) == 0
+    assert 'Traceback' not in process.stderr.read().decode()

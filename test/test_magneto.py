@@ -6,12 +6,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from loink_ros.core.problems import magneto_model as mm
 from loink_ros.core.problems.kinematic_problem import robot_file
-from loink_ros.core.problems.magneto import (BODY_CORNERS, CLEARANCE, EXAMPLE_HEIGHT, FRICTION,
-                                             GRAVITY, MAGNET_FORCE, MagnetoProblem)
+from loink_ros.core.problems.magneto import MagnetoProblem
+from loink_ros.core.problems.magneto_geometry import LEGS
+from loink_ros.core.problems.magneto_parameters import (BODY_CORNERS, CLEARANCE, EXAMPLE_HEIGHT,
+                                                        FRICTION, GRAVITY, MAGNET_FORCE)
 
-LEGS = mm.LEGS
 SIGNS = {'AR': (1, -1), 'AL': (1, 1), 'BR': (-1, -1), 'BL': (-1, 1)}
 PSI = {'AR': -0.785, 'AL': 0.785, 'BR': -2.355, 'BL': 2.355}
 

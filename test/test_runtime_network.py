@@ -9,8 +9,11 @@ import pytest
 import torch
 
 from loink_ros.core.network.bilipnet import BiLipNet
-from loink_ros.core.runtime import monotone_inverse
-from loink_ros.core.runtime.network import BiLipMap, MonotoneMap
+from loink_ros.core.runtime.bilip_map import BiLipMap
+from loink_ros.core.runtime.davis_yin_inverse import DavisYinInverse
+from loink_ros.core.runtime.monotone_map import MonotoneMap
+from loink_ros.core.runtime.network_inverse import NetworkInverse
+from loink_ros.core.runtime.newton_inverse import NewtonInverse
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,7 +58,7 @@ def round_trip_error(g: BiLipMap, x: np.ndarray, w: np.ndarray) -> float:
 
 
 def test_runtime_does_not_import_torch():
-    code = ('import sys; import loink_ros.core.runtime.network; '
+    code = ('import sys; import loink_ros.core.runtime.network_inverse; '
             'assert "torch" not in sys.modules, "runtime imported torch"')
     subprocess.run([sys.executable, '-c', code], cwd=REPO, check=True)
 
@@ -134,9 +137,10 @@ def test_layers_keep_their_bounds_and_orthogonality(setting):
 @pytest.mark.parametrize('setting', SETTINGS)
 def test_both_inverses_round_trip_and_agree(setting):
     g = make_map(setting)
+    inverse = NetworkInverse(g)
     w = np.vstack([targets(g, 24), np.random.default_rng(7).normal(0.0, 2.0, (8, g.dim))])
-    newton = g.inverse(w, 'newton', tol=1e-10)
-    splitting = g.inverse(w, 'davis_yin', tol=1e-7)
+    newton = inverse(w, 'newton', tol=1e-10)
+    splitting = inverse(w, 'davis_yin', tol=1e-7)
     assert newton.converged.all() and splitting.converged.all()
     assert round_trip_error(g, newton.x, w) <= 1e-8
     assert round_trip_error(g, splitting.x, w) <= 1e-5
@@ -147,11 +151,12 @@ def test_both_inverses_round_trip_and_agree(setting):
 @pytest.mark.parametrize('method', ['newton', 'davis_yin'])
 def test_warm_start_after_a_small_change_needs_fewer_iterations(method):
     g = make_map('mu0.1_nu10')
+    inverse = NetworkInverse(g)
     w = targets(g, 8)
-    first = g.inverse(w, method)
+    first = inverse(w, method)
     moved = w + 1e-3 * np.random.default_rng(8).normal(size=w.shape)
-    cold = g.inverse(moved, method)
-    warm = g.inverse(moved, method, warm_start=first.state)
+    cold = inverse(moved, method)
+    warm = inverse(moved, method, warm_start=first.state)
     assert warm.converged.all() and cold.converged.all()
     assert sum(warm.iterations) < sum(cold.iterations)
     assert np.abs(warm.x - cold.x).max() <= 1e-5
@@ -159,9 +164,10 @@ def test_warm_start_after_a_small_change_needs_fewer_iterations(method):
 
 def test_newton_state_is_the_splitting_fixed_point():
     g = make_map('learned')
+    inverse = NetworkInverse(g)
     w = targets(g, 8)
-    newton = g.inverse(w, 'newton')
-    splitting = g.inverse(w, 'davis_yin', tol=1e-9, warm_start=newton.state)
+    newton = inverse(w, 'newton')
+    splitting = inverse(w, 'davis_yin', tol=1e-9, warm_start=newton.state)
     assert splitting.converged.all() and max(splitting.iterations) <= 2
     assert np.abs(splitting.x - newton.x).max() <= 1e-9
 
@@ -169,9 +175,10 @@ def test_newton_state_is_the_splitting_fixed_point():
 @pytest.mark.parametrize('method', ['newton', 'davis_yin'])
 def test_state_at_a_configuration_solves_its_own_output(method):
     g = make_map('learned')
+    inverse = NetworkInverse(g)
     x = np.random.default_rng(11).uniform(-1.0, 1.0, (6, g.dim))
-    cold = g.inverse(g.forward(x), method)
-    seeded = g.inverse(g.forward(x), method, warm_start=g.state_at(x))
+    cold = inverse(g.forward(x), method)
+    seeded = inverse(g.forward(x), method, warm_start=inverse.state_at(x))
     assert seeded.converged.all() and max(seeded.iterations) <= 1 < min(cold.iterations)
     assert np.abs(seeded.x - x).max() <= 1e-9
 
@@ -179,9 +186,10 @@ def test_state_at_a_configuration_solves_its_own_output(method):
 @pytest.mark.parametrize('method', ['newton', 'davis_yin'])
 def test_batched_inverse_equals_per_row_inverse(method):
     g = make_map('learned')
+    inverse = NetworkInverse(g)
     w = targets(g, 12)
-    batched = g.inverse(w, method)
-    rows = [g.inverse(w[i:i + 1], method) for i in range(len(w))]
+    batched = inverse(w, method)
+    rows = [inverse(w[i:i + 1], method) for i in range(len(w))]
     assert np.abs(batched.x - np.vstack([r.x for r in rows])).max() <= 1e-9
     assert batched.iterations == np.max([r.iterations for r in rows], axis=0).tolist()
     assert batched.converged.all() and all(r.converged[0] for r in rows)
@@ -190,32 +198,35 @@ def test_batched_inverse_equals_per_row_inverse(method):
 @pytest.mark.parametrize('batch', [1, 16])
 def test_too_few_iterations_are_reported_as_not_converged(batch):
     g = make_map('mu0.1_nu10')
+    inverse = NetworkInverse(g)
     w = targets(g, batch)
     for method, max_iter in (('newton', 1), ('davis_yin', 20)):
-        result = g.inverse(w, method, max_iter=max_iter)
+        result = inverse(w, method, max_iter=max_iter)
         assert not result.converged.any(), method
         assert round_trip_error(g, result.x, w) > 1e-6
     layer, y = g.monotone[0], targets(g, batch)
-    solved = monotone_inverse.newton_solve(layer, y, 1e-10, 2)
+    newton = NewtonInverse(layer)
+    solved = newton.solve(y, 1e-10, 2)
     residual = np.abs(layer.forward(solved.x) - y).max(axis=1)
     assert np.array_equal(solved.converged, residual <= 1e-10)
-    assert not monotone_inverse.newton_solve(layer, y, 1e-10, 0).converged.any()
+    assert not newton.solve(y, 1e-10, 0).converged.any()
 
 
 @pytest.mark.parametrize('method', ['newton', 'davis_yin'])
 def test_non_finite_rows_never_converge(method):
     g = make_map('mu0.5_nu2')
+    inverse = NetworkInverse(g)
     w = targets(g, 4)
     w[1, 2] = np.nan
-    assert not g.inverse(w[1:2], method, max_iter=50).converged[0]
-    assert g.inverse(w, method, max_iter=50).converged.tolist() == [True, False, True, True]
+    assert not inverse(w[1:2], method, max_iter=50).converged[0]
+    assert inverse(w, method, max_iter=50).converged.tolist() == [True, False, True, True]
 
 
 def test_monotone_solvers_agree_on_one_layer():
     layer = make_map('learned').monotone[1]
     y = layer.forward(np.random.default_rng(9).normal(0.0, 2.0, (10, 6)))
-    newton = monotone_inverse.newton_solve(layer, y, 1e-12, 50)
-    splitting = monotone_inverse.davis_yin_solve(layer, y, 1e-9, 5000)
+    newton = NewtonInverse(layer).solve(y, 1e-12, 50)
+    splitting = DavisYinInverse(layer).solve(y, 1e-9, 5000)
     assert newton.converged.all() and splitting.converged.all()
     assert np.abs(layer.forward(newton.x) - y).max() <= 1e-12
     assert np.abs(newton.x - splitting.x).max() <= 1e-7
@@ -230,10 +241,10 @@ def test_newton_line_search_never_lets_the_residual_grow():
         y, x0 = np.ones((batch, 1)), -np.ones((batch, 1))
         residuals = [np.abs(layer.forward(x0) - y).max()]
         for max_iter in range(1, 4):
-            solved = monotone_inverse.newton_solve(layer, y, 1e-12, max_iter, x0)
+            solved = NewtonInverse(layer).solve(y, 1e-12, max_iter, x0)
             residuals.append(np.abs(layer.forward(solved.x) - y).max())
         assert all(b < a for a, b in zip(residuals, residuals[1:])), residuals
-        solved = monotone_inverse.newton_solve(layer, y, 1e-12, 20, x0)
+        solved = NewtonInverse(layer).solve(y, 1e-12, 20, x0)
         assert solved.converged.all() and np.allclose(solved.x, 0.1, atol=1e-12)
 
 
@@ -252,6 +263,6 @@ def test_davis_yin_step_is_the_method_formula():
     h_hat = np.maximum(u[0], 0.0)
     rhs = 2.0 * h_hat - u[0] - alpha * c @ h_hat + alpha * b_z
     h = np.linalg.solve((1.0 + alpha) * np.eye(width) - alpha * v, rhs)
-    stepped = monotone_inverse.davis_yin_solve(layer, y, 0.0, 1, u)
+    stepped = DavisYinInverse(layer).solve(y, 0.0, 1, u)
     assert np.abs(stepped.u[0] - (u[0] + h - h_hat)).max() <= 1e-12
     assert not stepped.converged[0] and stepped.iterations[0] == 1

@@ -63,7 +63,7 @@ def test_clipped_solution_is_the_clipped_exact_inverse(tiny_solver):
     solver = tiny_solver
     y = task_grid(solver, 5)[2]
     z = np.array(FAR_LATENTS[0])
-    result = solver.model.network.inverse(np.hstack([solver.norm.y_to_net(y), z])[None])
+    result = solver.model.inverse(np.hstack([solver.norm.y_to_net(y), z])[None])
     raw = solver.norm.x_from_net(result.x)[0]
     assert not inside_limits(solver.problem, raw)
     s = solver.solve(y, latent=z)

@@ -1,4 +1,5 @@
-"""Reference answers: multi-start SLSQP on min J(q) s.t. task(q) = y, lower <= q <= upper."""
+"""Reference answers: multi-start SLSQP on min J(q) s.t. task(q) = y, lower <= q <= upper,
+and the same optimiser from one nominal start (what a single local optimisation gives)."""
 
 import time
 import warnings
@@ -76,6 +77,17 @@ def reference_optimum(problem: Problem, y, starts: int = 16, seed: int = 0,
                  for q, j in optima)
     return ReferenceResult(best_q, best_j, float(np.linalg.norm(problem.task(best_q)[0] - y)), True,
                            'ok', len(seeds), len(optima), int(agreed), seconds, optima)
+
+
+def nominal_start(problem: Problem) -> np.ndarray:
+    """The single start: the middle of the joint ranges (n,)."""
+    return 0.5 * (problem.lower + problem.upper)
+
+
+def single_start_optimum(problem: Problem, y) -> ReferenceResult:
+    """reference_optimum with one start, nominal_start: the same cost, constraints and
+    feasibility test; `success` is False when that start ends off the target."""
+    return reference_optimum(problem, y, starts=0, initial=nominal_start(problem))
 
 
 def ambiguity_span(result: ReferenceResult, near: float = 0.02) -> float:

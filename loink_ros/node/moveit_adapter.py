@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-import pinocchio as pin
 from geometry_msgs.msg import Pose
 from moveit_msgs.msg import MoveItErrorCodes, PositionIKRequest, RobotState
 from moveit_msgs.srv import GetPositionIK
@@ -56,16 +55,6 @@ def position_axes(task_names: list[str], tip_frame: str) -> list[str]:
     return axes
 
 
-def same_position_links(problem: KinematicProblem) -> list[str]:
-    """The tip and every link fixed to it at the same position, tip first."""
-    tip = problem.model.frames[problem.tip_id]
-    links = [frame.name for frame in problem.model.frames
-             if frame.type == pin.FrameType.BODY and frame.parentJoint == tip.parentJoint
-             and np.allclose(frame.placement.translation, tip.placement.translation,
-                             rtol=0.0, atol=1e-9)]
-    return [problem.tip_frame] + sorted(set(links) - {problem.tip_frame})
-
-
 class MoveItIK:
     """The GetPositionIK handler; no state between calls."""
 
@@ -77,7 +66,7 @@ class MoveItIK:
         if not isinstance(problem, KinematicProblem):
             raise ValueError(f'problem {problem.name} has no tip frame')
         self.joint_names = list(problem.joint_names)
-        self.base, self.tips = problem.base_frame, same_position_links(problem)
+        self.base, self.tips = problem.base_frame, problem.same_position_links()
         self.axes = position_axes(problem.task_names, problem.tip_frame)
 
     def compute_ik(self, request: GetPositionIK.Request,

@@ -5,16 +5,15 @@ built from it like the `urdf` parameter's file. Before it is used, the robot mus
 every model joint, with the model's limits inside the robot's own.
 """
 
-import math
 import tempfile
 from pathlib import Path
 
-import pinocchio as pin
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.wait_for_message import wait_for_message
 from std_msgs.msg import String
 
+from loink_ros.core.problems.kinematic_problem import urdf_joint_limits
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.node.failures import StartupError
 
@@ -46,19 +45,6 @@ def written_urdf(xml: str) -> Path:
     return Path(file.name)
 
 
-def robot_limits(urdf: Path) -> dict[str, tuple[float, float]]:
-    """Joint name -> (lower, upper) of a URDF's one-coordinate joints; continuous: unbounded."""
-    model = pin.buildModelFromUrdf(str(urdf))
-    limits = {}
-    for name, joint in zip(model.names[1:], model.joints[1:]):
-        if joint.nq == 1:
-            limits[name] = (float(model.lowerPositionLimit[joint.idx_q]),
-                            float(model.upperPositionLimit[joint.idx_q]))
-        else:
-            limits[name] = (-math.inf, math.inf)
-    return limits
-
-
 def mismatches(model: ModelFile, limits: dict[str, tuple[float, float]]) -> list[str]:
     """How the robot differs from what the model needs; empty when it fits."""
     problem = model.problem
@@ -79,7 +65,7 @@ def checked_urdf(xml: str, model: ModelFile) -> Path:
     """The description as a file, after checking it against the model."""
     path = written_urdf(xml)
     try:
-        limits = robot_limits(path)
+        limits = urdf_joint_limits(path)
     except (ValueError, RuntimeError) as err:
         raise StartupError(f'robot_description is not a URDF Pinocchio reads: {err}') from None
     found = mismatches(model, limits)

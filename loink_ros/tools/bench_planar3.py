@@ -1,13 +1,16 @@
-"""`loink bench planar3`: regret against a dense search, task error, inverse speed."""
+"""`loink bench planar3`: regret against a dense search of the self-motion set, task error,
+inverse speed, and speed against one SLSQP run from the nominal start (the middle of the
+joint ranges, the same cost and constraints; timed best of 3 like LOInK)."""
 
 import numpy as np
 from tqdm import tqdm
 
+from loink_ros.baselines.reference_optimizer import single_start_optimum
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
-from loink_ros.tools.timing import TIMING, best_of
+from loink_ros.tools.timing import TIMING, best_of, load_average, single_start_figures
 
 INVERSE_TOL = 1e-6
 GRID = 300
@@ -27,6 +30,7 @@ def ground_truth(problem: Planar3Problem, y: float) -> dict:
 
 def run(model_name: str, n_tasks: int, seed: int) -> dict:
     """All figures of the planar3 bench."""
+    load_before = load_average()
     problem = Planar3Problem()
     model = load_model(model_name)
     solver = LOInKSolver(model, problem)
@@ -38,9 +42,10 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
         raw_ms, raw = best_of(lambda: solver.solve(y))
         refined_ms, refined = best_of(lambda: solver.solve(y, refine_answer=True))
         w = np.hstack([model.normalization.y_to_net(y), np.zeros(model.latent_dim)])[None]
-        dys_ms, dys = best_of(lambda: model.network.inverse(w, 'davis_yin', INVERSE_TOL))
-        fast_ms, fast = best_of(lambda: model.network.inverse(w, 'newton', INVERSE_TOL))
-        exact = model.network.inverse(w)
+        dys_ms, dys = best_of(lambda: model.inverse(w, 'davis_yin', INVERSE_TOL))
+        fast_ms, fast = best_of(lambda: model.inverse(w, 'newton', INVERSE_TOL))
+        exact = model.inverse(w)
+        single_ms, single = best_of(lambda: single_start_optimum(problem, y))
         span = truth['j_max'] - truth['j_min']
         rows.append({
             'regret': (raw.cost - truth['j_min']) / span,
@@ -53,10 +58,12 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
             'residual_dys': float(np.linalg.norm(model.network.forward(dys.x) - w)),
             'dys_fast_gap': float(np.abs(dys.x - fast.x).max()),
             'dys_iterations': max(dys.iterations), 'fast_iterations': max(fast.iterations),
-            'raw_ms': raw_ms, 'refined_ms': refined_ms, 'dys_ms': dys_ms, 'fast_ms': fast_ms})
+            'raw_ms': raw_ms, 'refined_ms': refined_ms, 'dys_ms': dys_ms, 'fast_ms': fast_ms,
+            'single_ok': single.success, 'single_ms': single_ms,
+            'single_regret': (single.cost - truth['j_min']) / span if single.success else np.nan})
     col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
-    med = lambda k: float(np.median(col[k]))
-    p95 = lambda k: float(np.percentile(col[k], 95))
+    med = lambda k: float(np.nanmedian(col[k]))
+    p95 = lambda k: float(np.nanpercentile(col[k], 95))
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': n_tasks,
         'timing': TIMING,
@@ -78,4 +85,6 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
         'dys_time_ms_median': med('dys_ms'), 'fast_time_ms_median': med('fast_ms'),
         'solve_time_ms_median': med('raw_ms'), 'refined_time_ms_median': med('refined_ms'),
         'speedup_fast_over_dys': med('dys_ms') / med('fast_ms'),
+        **single_start_figures(col),
+        'load_average_1_5_15_min': {'before': load_before, 'after': load_average()},
     }

@@ -127,6 +127,10 @@ def cmd_track(args) -> None:
 
 
 def cmd_bench(args) -> None:
+    if args.target == 'imports':
+        from loink_ros.tools import bench_imports
+        _emit(bench_imports.run(args.tasks or bench_imports.DEFAULT_RUNS), args.json)
+        return
     if args.target == 'node':
         from loink_ros.tools import bench_node
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
@@ -241,10 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser('bench', help='accuracy and speed figures as JSON')
     p.add_argument('target', help='planar3, panda, magneto (LOInK vs IPOPT), magneto-verify '
-                   '(multi-start study, no model), or node (service round trips over DDS)')
+                   '(multi-start study, no model), node (service round trips over DDS), or '
+                   'imports (start-up: fresh-process import times of the solver and the node)')
     p.add_argument('--model', help='model to bench (default: the shipped one)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
-                   '2000 requests per client count for node)')
+                   '2000 requests per client count for node; imports: 20 processes per module)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,
@@ -287,6 +292,10 @@ def main(argv: list[str] | None = None) -> int:
     except (SolverError, ModelFileError) as err:
         print(f'loink {args.command}: {err}', file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader (`| head`) closed the pipe: stop quietly, as other command-line tools do.
+        sys.stdout = None
+        return 0
     return 0
 
 

@@ -15,7 +15,7 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from loink_ros.core.problems.magneto import BODY_CORNERS  # noqa: E402
+from loink_ros.core.problems.magneto_parameters import BODY_CORNERS  # noqa: E402
 
 SAMPLES = 24
 SPREAD = 1.0
@@ -25,7 +25,7 @@ HEIGHT = 0.07
 def _solve(solver, task, z):
     model, problem = solver.model, solver.problem
     w = np.hstack([model.normalization.y_to_net(task), z])[None]
-    q = np.clip(model.normalization.x_from_net(model.network.inverse(w).x), problem.lower, problem.upper)
+    q = np.clip(model.normalization.x_from_net(model.inverse(w).x), problem.lower, problem.upper)
     return problem.refine_legs(q, task)[0]
 
 

@@ -27,7 +27,7 @@ def latent_space(solver: LOInKSolver, out: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), constrained_layout=True)
     for ax, y in zip(axes, tasks):
         w = np.hstack([np.repeat(model.normalization.y_to_net(y)[None], len(z), 0), z])
-        q = model.normalization.x_from_net(model.network.inverse(w).x)
+        q = model.normalization.x_from_net(model.inverse(w).x)
         inside = np.all((q >= problem.lower) & (q <= problem.upper), axis=1)
         cost = np.where(inside, problem.cost(np.clip(q, problem.lower, problem.upper)), np.nan)
         filled = ax.contourf(axis, axis, cost.reshape(GRID, GRID), levels=20, cmap='viridis')

@@ -1,7 +1,10 @@
 """Wall-clock timing shared by the benches."""
 
+import os
 import time
 from collections.abc import Callable
+
+import numpy as np
 
 REPEATS = 3
 TIMING = f'best of {REPEATS} wall times per target, median or mean over targets, 1 BLAS thread'
@@ -15,3 +18,33 @@ def best_of(func: Callable[[], object], repeats: int = REPEATS) -> tuple[float, 
         out = func()
         best = min(best, time.perf_counter() - began)
     return 1e3 * best, out
+
+
+def speedups(slow_ms: np.ndarray, fast_ms: np.ndarray) -> dict:
+    """Per-target time ratios slow / fast (mean, median, min, max) and the ratio of the means."""
+    ratio = np.asarray(slow_ms, float) / np.asarray(fast_ms, float)
+    return {'mean': float(ratio.mean()), 'median': float(np.median(ratio)),
+            'min': float(ratio.min()), 'max': float(ratio.max()),
+            'of_means': float(np.mean(slow_ms) / np.mean(fast_ms))}
+
+
+def load_average() -> list[float]:
+    """The machine's 1, 5 and 15 minute load averages (timings are only comparable in one run)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def single_start_figures(col: dict[str, np.ndarray]) -> dict:
+    """The single-start optimiser's success, regret and time, and LOInK's speedups over it
+    (columns single_ok, single_regret, single_ms, refined_ms, raw_ms, one row per target)."""
+    regret = col['single_regret']
+    return {
+        'single_start': 'SLSQP, one start (the middle of the joint ranges), same cost and constraints',
+        'single_start_success_fraction': float(np.mean(col['single_ok'])),
+        'single_start_median_regret': float(np.nanmedian(regret)),
+        'single_start_p95_regret': float(np.nanpercentile(regret, 95)),
+        'single_start_max_regret': float(np.nanmax(regret)),
+        'single_start_time_ms_median': float(np.nanmedian(col['single_ms'])),
+        **{f'single_start_speedup_{k}': v
+           for k, v in speedups(col['single_ms'], col['refined_ms']).items()},
+        'single_start_speedup_unrefined': speedups(col['single_ms'], col['raw_ms']),
+    }

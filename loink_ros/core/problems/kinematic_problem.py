@@ -1,5 +1,6 @@
 """A problem whose task is the position of a frame of a URDF robot (Pinocchio)."""
 
+import math
 from importlib.resources import files
 from pathlib import Path
 
@@ -22,6 +23,19 @@ def robot_file(name: str) -> Path:
 def is_continuous(joint: pin.JointModel) -> bool:
     """Pinocchio's unbounded revolute joints (URDF `continuous`): q = (cos, sin), one velocity."""
     return joint.nq == 2 and joint.nv == 1
+
+
+def urdf_joint_limits(urdf: Path) -> dict[str, tuple[float, float]]:
+    """Joint name -> (lower, upper) of a URDF's one-coordinate joints; continuous: unbounded."""
+    model = pin.buildModelFromUrdf(str(urdf))
+    limits = {}
+    for name, joint in zip(model.names[1:], model.joints[1:]):
+        if joint.nq == 1:
+            limits[name] = (float(model.lowerPositionLimit[joint.idx_q]),
+                            float(model.upperPositionLimit[joint.idx_q]))
+        else:
+            limits[name] = (-math.inf, math.inf)
+    return limits
 
 
 class KinematicProblem(Problem):
@@ -87,6 +101,16 @@ class KinematicProblem(Problem):
                              f'range (lower {lower[i]}, upper {upper[i]}): give limits '
                              '(lower, upper) for it, or lock it')
         return lower, upper
+
+    def same_position_links(self) -> list[str]:
+        """The tip and every link fixed to it at the same position, tip first: a position-only
+        answer for the tip is one for each of them."""
+        tip = self.model.frames[self.tip_id]
+        links = {frame.name for frame in self.model.frames
+                 if frame.type == pin.FrameType.BODY and frame.parentJoint == tip.parentJoint
+                 and np.allclose(frame.placement.translation, tip.placement.translation,
+                                 rtol=0.0, atol=1e-9)}
+        return [self.tip_frame] + sorted(links - {self.tip_frame})
 
     def pinocchio_configuration(self, q: np.ndarray) -> np.ndarray:
         """Pinocchio's q (nq,) of one configuration (n,): continuous angles as (cos, sin)."""

@@ -1,5 +1,7 @@
 """Problem: robot + task map + cost + configuration sampler, the thing LOInK learns."""
 
+from __future__ import annotations
+
 from abc import ABC, abstractmethod
 
 import numpy as np

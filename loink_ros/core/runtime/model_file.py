@@ -2,15 +2,16 @@
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from loink_ros.core.normalization import Normalization
-from loink_ros.core.runtime.cost_head import CostHeadMap
+from loink_ros.core.runtime.bilip_map import BiLipMap
+from loink_ros.core.runtime.cost_head_map import CostHeadMap
 from loink_ros.core.runtime.errors import ModelFileError
-from loink_ros.core.runtime.network import BiLipMap
+from loink_ros.core.runtime.network_inverse import NetworkInverse
 
 FORMAT = 'loink-model'
 FORMAT_VERSION = 1
@@ -22,13 +23,17 @@ PROBE_COUNT = 16
 
 @dataclass
 class ModelFile:
-    """A loaded model: metadata plus the numpy network."""
+    """A loaded model: metadata plus the numpy network, its inverse and the cost head."""
 
     path: Path
     meta: dict
     normalization: Normalization
     network: BiLipMap
     cost_head: CostHeadMap
+    inverse: NetworkInverse = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.inverse = NetworkInverse(self.network)
 
     @property
     def name(self) -> str:

@@ -6,7 +6,7 @@ from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime import requests
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
-from loink_ros.core.runtime.network import InverseState
+from loink_ros.core.runtime.network_inverse import InverseState
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solution import Solution
 
@@ -58,7 +58,7 @@ class LOInKSolver:
             return None
         q = requests.finite_vector(seed, self.problem.dim, 'seed', ErrorCode.INVALID_SEED_STATE)
         q = np.clip(q, self.problem.lower, self.problem.upper)
-        return self.model.network.state_at(self.norm.x_to_net(q[None]))
+        return self.model.inverse.state_at(self.norm.x_to_net(q[None]))
 
     def example_task(self) -> np.ndarray:
         """The task (true FK) of the known-good configuration stored with the model, or of the
@@ -102,8 +102,8 @@ class LOInKSolver:
                    warm_start: InverseState | None = None) -> tuple[list[Solution], InverseState]:
         """Checked tasks (B, p) and latents (B, n - p) to solutions and the inverse's state."""
         y_n = self.norm.y_to_net(y)
-        result = self.model.network.inverse(np.hstack([y_n, z]), self.method, self.tol,
-                                            self.max_iter, warm_start)
+        result = self.model.inverse(np.hstack([y_n, z]), self.method, self.tol, self.max_iter,
+                                    warm_start)
         raw = self.norm.x_from_net(result.x)
         predicted = self.norm.cost_from_net(self.model.cost_head.cost(z, y_n))
         solutions = [self._finish(q, y[i], z[i], predicted[i], refine_answer,

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from loink_ros.core.runtime.network import InverseState
+from loink_ros.core.runtime.network_inverse import InverseState
 from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
 

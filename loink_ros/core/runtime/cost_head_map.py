@@ -7,7 +7,8 @@ class CostHeadMap:
     """Softplus MLP from normalised task to the minimum normalised cost."""
 
     def __init__(self, layers: list[dict]):
-        self.weights = [(np.asarray(l['W'], float), np.asarray(l['b'], float)) for l in layers]
+        self.weights = [(np.asarray(layer['W'], float), np.asarray(layer['b'], float))
+                        for layer in layers]
 
     def phi(self, y_n: np.ndarray) -> np.ndarray:
         """(B, p) -> (B,)."""
