@@ -6,7 +6,10 @@ more than task_tolerance: an answer, not a node fault), failed (any other error 
 lost (no answer within REPLY_TIMEOUT). The stream: targets published at 20 and 100 Hz,
 how many were answered, whether the last one was, the node's own skipped count (from
 /diagnostics) and the answer latency. `load` busy-loop processes can run meanwhile, to
-measure a machine that is busy with other work. All clients share one
+measure a machine that is busy with other work. The floor: the same workloads (same
+requests, same clients) against an empty rclpy service of the same types on the same kind
+of executor (loink_ros.tools.empty_service), started in the same run, and the node's p50
+and throughput over the floor's. All clients share one
 executor thread: separate executors spinning in several threads of one process were seen
 to miss responses (rclpy 9.1 + Fast DDS), which a bench must not count against the node.
 """
@@ -19,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -32,6 +35,7 @@ from sensor_msgs.msg import JointState
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.errors import ModelFileError
 from loink_ros.core.runtime.model_file import load_model
+from loink_ros.tools.empty_service import empty_service_process
 from loink_ros.tools.node_process import NodeProcess, isolate_ros_environment, wait_for_services
 from loink_ros.tools.ros_calls import RosCalls
 
@@ -134,12 +138,41 @@ def measure(calls: RosCalls, work: Workload, clients: int) -> dict:
             **{key: outcomes[key] for key in ('ok', 'no_solution', 'failed', 'lost')}}
 
 
+def floor_workload(work: Workload, prefix: str) -> Workload:
+    """`work` against the empty server at `prefix`: every answer counts as ok."""
+    return replace(work, name=f'{prefix}/{work.key}', outcome=lambda _response: 'ok')
+
+
+def measure_floor(calls: RosCalls, namespace: str, workloads: list[Workload],
+                  executor_threads: int) -> dict[str, dict]:
+    """Figures of each workload (1 and 8 clients) against a fresh empty server."""
+    server = empty_service_process(namespace, executor_threads)
+    try:
+        floors = [floor_workload(work, server.prefix) for work in workloads]
+        probes = [calls.node.create_client(work.service_type, work.name) for work in floors]
+        if not all(probe.wait_for_service(timeout_sec=30.0) for probe in probes):
+            raise RuntimeError('the empty server did not come up')
+        return {work.key: {f'clients_{n}': measure(calls, work, n) for n in (1, 8)}
+                for work in floors}
+    finally:
+        code, output = server.stop()
+        if code != 0:
+            raise RuntimeError(f'the empty server exited with {code}: {output.strip()}')
+
+
+def over_floor(figures: dict, floor: dict) -> dict[str, float]:
+    """The node's one-client p50 and 8-client throughput over the floor's."""
+    return {'p50_over_floor': figures['clients_1']['latency_ms_p50']
+            / floor['clients_1']['latency_ms_p50'],
+            'throughput_8_clients_over_floor': figures['clients_8']['throughput_per_s']
+            / floor['clients_8']['throughput_per_s']}
+
+
 def node_parameters(calls: RosCalls, prefix: str, names: list[str]) -> list:
-    """Values of the node's parameters, through its parameter service."""
+    """ParameterValue messages of the node's parameters, through its parameter service."""
     client = calls.node.create_client(GetParameters, f'{prefix}/get_parameters')
     client.wait_for_service(timeout_sec=REPLY_TIMEOUT)
-    values = calls.call(client, GetParameters.Request(names=names), REPLY_TIMEOUT).values
-    return [value.string_value for value in values]
+    return list(calls.call(client, GetParameters.Request(names=names), REPLY_TIMEOUT).values)
 
 
 def reachable_tasks(info: GetModelInfo.Response, count: int, seed: int) -> np.ndarray:
@@ -165,7 +198,8 @@ def moveit_service(calls: RosCalls, prefix: str, namespace: str) -> tuple[str, s
         from moveit_msgs.srv import GetPositionIK
     except ImportError:
         return None
-    group, service = node_parameters(calls, prefix, ['group_name', 'moveit_service'])
+    group, service = (value.string_value for value in
+                      node_parameters(calls, prefix, ['group_name', 'moveit_service']))
     name = resolve(service, namespace)
     probe = calls.node.create_client(GetPositionIK, name)
     served = probe.wait_for_service(timeout_sec=2.0)
@@ -265,6 +299,12 @@ def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
     for work in workloads:
         result[work.key] = {'request': work.what,
                             **{f'clients_{n}': measure(calls, work, n) for n in (1, 8)}}
+    threads = node_parameters(calls, prefix, ['executor_threads'])[0].integer_value
+    floors = measure_floor(calls, namespace, workloads, threads)
+    for key, floor in floors.items():
+        result[key].update({'floor': {'server': 'empty rclpy service, same types, '
+                                      f'MultiThreadedExecutor({threads})', **floor},
+                            **over_floor(result[key], floor)})
     result['stream'] = [stream_figures(calls, prefix, tasks, rate) for rate in STREAM_RATES]
     return result
 

@@ -28,11 +28,13 @@ def node_command() -> list[str]:
 
 
 class NodeProcess:
-    """`loink_node --ros-args -r __ns:=<namespace> [-p name:=value ...]` in the background."""
+    """`loink_node --ros-args -r __ns:=<namespace> [-p name:=value ...]` in the background
+    (or another node's `command`, whose node is called `node_name`)."""
 
     def __init__(self, namespace: str, parameters: dict[str, object] | None = None,
-                 params_file: Path | None = None, cwd: Path | None = None):
-        self.namespace = namespace
+                 params_file: Path | None = None, cwd: Path | None = None,
+                 command: list[str] | None = None, node_name: str = 'loink_node'):
+        self.namespace, self.node_name = namespace, node_name
         args = ['--ros-args', '-r', f'__ns:={namespace}']
         if params_file is not None:
             args += ['--params-file', str(params_file)]
@@ -40,14 +42,14 @@ class NodeProcess:
             args += ['-p', f'{name}:={value}']
         # A file, not a pipe: a node that logs a lot must never block on a full pipe.
         self.log = tempfile.TemporaryFile('w+')
-        self.process = subprocess.Popen(node_command() + args, stdout=self.log,
+        self.process = subprocess.Popen((command or node_command()) + args, stdout=self.log,
                                         stderr=subprocess.STDOUT, text=True,
                                         env=os.environ.copy(), cwd=cwd)
 
     @property
     def prefix(self) -> str:
-        """Where the node's private names live: <namespace>/loink_node."""
-        return f'{self.namespace.rstrip("/")}/loink_node'
+        """Where the node's private names live: <namespace>/<node name>."""
+        return f'{self.namespace.rstrip("/")}/{self.node_name}'
 
     def alive(self) -> bool:
         """Whether the process still runs."""

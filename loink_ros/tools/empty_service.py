@@ -1,0 +1,75 @@
+"""The floor of `loink bench node`: a real rclpy node whose services answer at once.
+
+It serves ~/solve (loink_msgs/srv/Solve) and, where moveit_msgs imports, ~/get_position_ik
+(GetPositionIK), with handlers that return the empty response, on a MultiThreadedExecutor
+with a reentrant group as loink_node serves its own: a round trip to it is what DDS and
+rclpy cost with no work done. Run as
+`python -m loink_ros.tools.empty_service --ros-args -r __ns:=NS [-p executor_threads:=N]`;
+SIGINT or SIGTERM stops it with exit 0.
+"""
+
+import signal
+import sys
+import threading
+
+import rclpy
+from loink_msgs.srv import Solve
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+from loink_ros.tools.node_process import NodeProcess
+
+NODE_NAME = 'loink_floor'
+# How often the spin loop looks at the stop flag (s).
+POLL = 0.1
+
+
+def answer_empty(_request, response):
+    """The response as constructed: no work."""
+    return response
+
+
+class EmptyServices(Node):
+    """~/solve and ~/get_position_ik with empty answers."""
+
+    def __init__(self):
+        super().__init__(NODE_NAME)
+        self.threads = self.declare_parameter('executor_threads', 4).value
+        group = ReentrantCallbackGroup()
+        self.create_service(Solve, '~/solve', answer_empty, callback_group=group)
+        try:
+            from moveit_msgs.srv import GetPositionIK
+        except ImportError:
+            return
+        self.create_service(GetPositionIK, '~/get_position_ik', answer_empty,
+                            callback_group=group)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Serve until SIGINT or SIGTERM, then shut down; exit 0."""
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node = EmptyServices()
+    executor = MultiThreadedExecutor(num_threads=node.threads)
+    executor.add_node(node)
+    while not stop.is_set():
+        executor.spin_once(timeout_sec=POLL)
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown()
+    return 0
+
+
+def empty_service_process(namespace: str, executor_threads: int = 4) -> NodeProcess:
+    """This module as a background process in `namespace`; its services at `.prefix`."""
+    return NodeProcess(namespace, {'executor_threads': executor_threads},
+                       command=[sys.executable, '-m', 'loink_ros.tools.empty_service'],
+                       node_name=NODE_NAME)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
