@@ -382,3 +382,10 @@ def test_bench_against_the_running_node(planar3_node):
             assert figures['ok'] + figures['no_solution'] == 16, key
             assert (figures['failed'], figures['lost']) == (0, 0), key
             assert figures['latency_ms_p50'] > 0
+        # The empty-service floor ran in the same bench, on the same requests.
+        floor = result[key]['floor']
+        for clients in ('clients_1', 'clients_8'):
+            assert floor[clients]['ok'] == 16 and floor[clients]['lost'] == 0, key
+        assert result[key]['p50_over_floor'] == pytest.approx(
+            result[key]['clients_1']['latency_ms_p50'] / floor['clients_1']['latency_ms_p50'])
+        assert result[key]['throughput_8_clients_over_floor'] > 0
