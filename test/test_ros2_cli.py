@@ -142,7 +142,7 @@ def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
         assert len(examples) >= 4 and all(name in example for example in examples), examples
         for example in examples:
             run_call(example, name, tmp_path)
-        assert 'misses its target' not in node.output(), node.output()
+        assert 'is no solution' not in node.output(), node.output()
     finally:
         stop(node, line)
 

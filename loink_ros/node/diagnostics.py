@@ -10,6 +10,8 @@ from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.streaming import StreamCounts
 
 TOPIC = '/diagnostics'
+# Failures inside the node (loink and MoveIt code names), as opposed to refused requests.
+INTERNAL_FAILURES = ('INTERNAL_ERROR', 'FAILURE')
 
 
 class Diagnostics:
@@ -32,9 +34,7 @@ class Diagnostics:
                   **self.stats.summary()}
         counts = self.stream()
         values.update({f'stream {key}': str(value) for key, value in vars(counts).items()})
-        internal = sum(int(value) for key, value in values.items()
-                       if key.endswith((' INTERNAL_ERROR', ' FAILURE')))
-        now = (counts.skipped, internal)
+        now = (counts.skipped, self.stats.failed_with(INTERNAL_FAILURES))
         level, message = DiagnosticStatus.OK, 'serving'
         if now != self.previous:
             level, message = DiagnosticStatus.WARN, ('stream targets skipped or a request '

@@ -9,7 +9,6 @@ from rclpy.clock import Clock
 from rclpy.impl.rcutils_logger import RcutilsLogger
 
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
-from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.node.conversions import bounded, model_info, seed_positions, solution_msg
 from loink_ros.node.parameters import Settings
@@ -36,15 +35,6 @@ def guarded(handler: Callable) -> Callable:
     return answer
 
 
-def failure(solution: Solution, tolerance: float) -> str | None:
-    """Why an answer is no solution (task error, then feasibility), or None when it is one."""
-    if solution.task_error > tolerance:
-        return f'task error {solution.task_error:.3g} is above task_tolerance {tolerance:g}'
-    if solution.violations:
-        return f'infeasible: {", ".join(solution.violations)}'
-    return None
-
-
 class IKServices:
     """Handlers of ~/solve, ~/sample and ~/get_model_info; no state between calls."""
 
@@ -64,7 +54,7 @@ class IKServices:
         seed = seed_positions(request.seed, self.joint_names)
         solution = self.solver.solve(task, latent, request.refine or settings.refine, seed)
         response.solution = solution_msg(solution, self.joint_names, self.clock.now().to_msg())
-        reason = failure(solution, settings.task_tolerance)
+        reason = solution.failure(settings.task_tolerance)
         response.success = reason is None
         if reason is not None:
             response.error_code = ErrorCode.NO_SOLUTION
@@ -84,7 +74,7 @@ class IKServices:
                                        settings.task_tolerance)
         stamp = self.clock.now().to_msg()
         response.solutions = [solution_msg(s, self.joint_names, stamp) for s in solutions]
-        reason = failure(solutions[0], settings.task_tolerance)
+        reason = solutions[0].failure(settings.task_tolerance)
         response.success = reason is None
         if reason is not None:
             response.error_code = ErrorCode.NO_SOLUTION

@@ -1,28 +1,22 @@
 """Entry point of `ros2 run loink_ros loink_node`."""
 
-import signal
 import sys
 import threading
 
 import rclpy
-from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from threadpoolctl import threadpool_limits
 
 from loink_ros.node.failures import captured_stderr, init_error, startup_error
 from loink_ros.node.loink_node import LOInKNode
-
-# How often the main loop looks at the stop flag (s): the delay of a signal's effect.
-POLL = 0.1
+from loink_ros.node.spinning import spin_until, stop_on_signals
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the node until SIGINT or SIGTERM (exit 0); a start-up failure is one line, exit 1."""
-    stop = threading.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: stop.set())
+    stop = stop_on_signals()
     try:
-        # rclpy's own handlers would shut the context down under a spinning executor.
         with captured_stderr() as said:
             rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as err:  # noqa: BLE001 - rclpy raises several types here
@@ -61,13 +55,6 @@ def serve(node: LOInKNode, stop: threading.Event) -> None:
     stream_thread.join()
     node.destroy_node()
     rclpy.try_shutdown()
-
-
-def spin_until(executor: Executor, stop: threading.Event) -> None:
-    """Spin in the calling thread; the context stays valid until every callback is done."""
-    while not stop.is_set():
-        executor.spin_once(timeout_sec=POLL)
-    executor.shutdown()
 
 
 if __name__ == '__main__':

@@ -25,7 +25,6 @@ from loink_ros.core.runtime.requests import MAX_SPREAD
 from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.node.conversions import MAX_ARRAY_LENGTH, is_base_frame, joint_index
-from loink_ros.node.ik_services import failure
 from loink_ros.node.parameters import Settings
 from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.streaming import CurrentConfiguration
@@ -120,13 +119,13 @@ class MoveItIK:
         tolerance = settings.task_tolerance
         try:
             best = self.solver.solve(task, None, settings.refine, seed)
-            reason = failure(best, tolerance)
+            reason = best.failure(tolerance)
             spread, attempt = SEARCH_SPREAD, 0
             while reason is not None and time.monotonic() < deadline:
                 candidate = self.solver.sample(task, SEARCH_BATCH, spread, settings.refine,
                                                attempt, tolerance)[0]
-                if failure(candidate, tolerance) is None or candidate.task_error < best.task_error:
-                    best, reason = candidate, failure(candidate, tolerance)
+                if candidate.failure(tolerance) is None or candidate.task_error < best.task_error:
+                    best, reason = candidate, candidate.failure(tolerance)
                 spread, attempt = min(MAX_SPREAD, 2 * spread), attempt + 1
         except SolverError as err:
             raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, err.message) from None

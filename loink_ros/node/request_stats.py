@@ -26,6 +26,11 @@ class RequestStats:
                 self.failures[service, failure] += 1
             self.times_ms.append(solve_time_ms)
 
+    def failed_with(self, codes: tuple[str, ...]) -> int:
+        """Requests of any service that failed with one of these code names."""
+        with self.lock:
+            return sum(n for (_, code), n in self.failures.items() if code in codes)
+
     def summary(self) -> dict[str, str]:
         """Key -> value strings: totals, failures by code, p50/p99 over the window."""
         with self.lock:

@@ -130,20 +130,11 @@ class Streamer:
         self.tracker.smoothing, self.tracker.refine_answer = settings.smoothing, settings.refine
         solution = self.tracker.step(bounded(target.task, 'task'))
         self.last_target = now
-        warn_if_missed(solution.task_error, solution.violations, settings, self.logger)
+        reason = solution.failure(settings.task_tolerance)
+        if reason is not None:
+            self.logger.warning(f'streamed answer is no solution: {reason}',
+                                throttle_duration_sec=LOG_THROTTLE)
         return joint_state(self.joint_names, solution.q, target.header.stamp)
-
-
-def warn_if_missed(error: float, violations: tuple[str, ...], settings: Settings,
-                   logger: RcutilsLogger) -> None:
-    """A throttled warning for a published answer that is no solution."""
-    if error > settings.task_tolerance:
-        logger.warning(f'streamed solution misses its target by {error:.3g} '
-                       f'(task_tolerance {settings.task_tolerance:g})',
-                       throttle_duration_sec=LOG_THROTTLE)
-    elif violations:
-        logger.warning(f'streamed solution is infeasible: {", ".join(violations)}',
-                       throttle_duration_sec=LOG_THROTTLE)
 
 
 class CurrentConfiguration:

@@ -8,9 +8,7 @@ rclpy cost with no work done. Run as
 SIGINT or SIGTERM stops it with exit 0.
 """
 
-import signal
 import sys
-import threading
 
 import rclpy
 from loink_msgs.srv import Solve
@@ -19,11 +17,10 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from loink_ros.node.spinning import spin_until, stop_on_signals
 from loink_ros.tools.node_process import NodeProcess
 
 NODE_NAME = 'loink_floor'
-# How often the spin loop looks at the stop flag (s).
-POLL = 0.1
 
 
 def answer_empty(_request, response):
@@ -49,16 +46,12 @@ class EmptyServices(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Serve until SIGINT or SIGTERM, then shut down; exit 0."""
-    stop = threading.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: stop.set())
+    stop = stop_on_signals()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = EmptyServices()
     executor = MultiThreadedExecutor(num_threads=node.threads)
     executor.add_node(node)
-    while not stop.is_set():
-        executor.spin_once(timeout_sec=POLL)
-    executor.shutdown()
+    spin_until(executor, stop)
     node.destroy_node()
     rclpy.try_shutdown()
     return 0

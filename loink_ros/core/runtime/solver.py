@@ -96,7 +96,7 @@ class LOInKSolver:
         rng = np.random.default_rng(random_seed)
         z = rng.normal(0.0, np.sqrt(spread), size=(count, self.model.latent_dim))
         solutions, _ = self.solve_rows(np.repeat(y[None], count, 0), z, refine_answer)
-        return sorted(solutions, key=lambda s: (not _meets(s, task_tolerance), s.cost))
+        return sorted(solutions, key=lambda s: (s.failure(task_tolerance) is not None, s.cost))
 
     def solve_rows(self, y: np.ndarray, z: np.ndarray, refine_answer: bool,
                    warm_start: InverseState | None = None) -> tuple[list[Solution], InverseState]:
@@ -135,12 +135,6 @@ class LOInKSolver:
             error = self._task_error(inside, y)
         return Solution(inside, z, float(predicted), float(self.problem.cost(inside)[0]), error,
                         clipped, refine_answer, converged, tuple(self.problem.violations(inside)))
-
-
-def _meets(solution: Solution, task_tolerance: float | None) -> bool:
-    """No violations, and within the task tolerance when one is given."""
-    within = task_tolerance is None or solution.task_error <= task_tolerance
-    return within and not solution.violations
 
 
 def _check_limits(model: ModelFile, problem: Problem) -> None:
