@@ -8,10 +8,11 @@ import pytest
 from loink_ros.baselines.ipopt_variants import (
     QUALIFY_FRACTION, REFERENCE, SAME_COST, TUNED, VARIANTS, agreement, strongest)
 from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
-from loink_ros.baselines.magneto_reduced_ipopt import MagnetoReducedIpopt, leg_joints
+from loink_ros.baselines.magneto_reduced_ipopt import MagnetoReducedIpopt
 from loink_ros.baselines.reference_optimizer import (
     nominal_start, reference_optimum, single_start_optimum)
 from loink_ros.core.problems.magneto import MagnetoProblem
+from loink_ros.core.problems.magneto_backends import casadi_ops
 from loink_ros.core.problems.panda import PandaProblem
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.tools.bench_magneto import held_out_targets
@@ -40,8 +41,8 @@ def full_space(magneto, targets) -> list:
 def test_casadi_leg_ik_is_the_problems_closed_form(magneto, targets):
     import casadi as ca
     pose, feet = ca.SX.sym('pose', 6), ca.SX.sym('feet', 12)
-    legs = ca.Function('legs', [pose, feet], [ca.vertcat(*leg_joints(
-        magneto, [pose[i] for i in range(6)], [feet[i] for i in range(12)]))])
+    legs = ca.Function('legs', [pose, feet], [ca.vertcat(*magneto.legs.joints(
+        casadi_ops(), [pose[i] for i in range(6)], [feet[i] for i in range(12)]))])
     rng = np.random.default_rng(SEED)
     for task in targets:
         for q in feasible_stances(magneto, task, 50, rng)[:3]:

@@ -1,6 +1,7 @@
 """loink_node serving the Magneto model over DDS (a real process, config/magneto.yaml)."""
 
 import numpy as np
+import pytest
 
 
 def call(node, srv, name, **fields):
@@ -26,7 +27,7 @@ def test_refined_stances_hit_the_footholds(magneto_node):
         q = np.array(response.solution.joint_state.position)
         assert np.all((q >= problem.lower) & (q <= problem.upper))
         assert np.linalg.norm(problem.task(q)[0] - target) < 1e-9
-        assert response.solution.cost == problem.cost(q)[0]
+        assert response.solution.cost == pytest.approx(problem.cost(q)[0], rel=1e-12)
     sampled = call(magneto_node, Sample, 'sample', task=targets[0].tolist(), count=4, spread=0.3)
     costs = [s.cost for s in sampled.solutions]
     assert sampled.success and costs == sorted(costs)

@@ -7,7 +7,7 @@
                 body corners >= CLEARANCE above the surface
 
 legs(pose, y) is the closed-form leg IK (the one MagnetoProblem.refine_legs runs, knee
-branch tibia < 0) written in CasADi, so the footholds hold exactly by construction: 5
+branch tibia < 0) on CasADi's backend, so the footholds hold exactly by construction: 5
 variables, no equalities, the same optimum as the full-space NLP (magneto_ipopt.py). The
 tibia bounds keep every foothold in reach (|cos knee| < 1); a trial step out of reach
 evaluates to NaN and IPOPT cuts it back. Warm start: the nominal body pose (level, at the
@@ -21,43 +21,9 @@ import numpy as np
 from loink_ros.baselines.magneto_ipopt import (
     CompiledNlp, IpoptResult, gimbal_rows_needed, result_of)
 from loink_ros.core.problems.magneto import MagnetoProblem
+from loink_ros.core.problems.magneto_backends import casadi_ops
 
 N_POSE = 5   # x, y, yaw, roll, pitch; the height is the task's
-
-
-def _body_rotation(yaw, roll, pitch) -> tuple:
-    """R = Rz(yaw) Ry(pitch) Rx(roll) as nested tuples of CasADi scalars."""
-    import casadi as ca
-    cy, sy, cp, sp = ca.cos(yaw), ca.sin(yaw), ca.cos(pitch), ca.sin(pitch)
-    cr, sr = ca.cos(roll), ca.sin(roll)
-    return ((cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr),
-            (sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr),
-            (-sp, cp * sr, cp * cr))
-
-
-def leg_joints(problem: MagnetoProblem, pose: list, feet: list) -> list:
-    """The 12 leg joints (CasADi scalars) putting the flat feet on `feet` (12) from `pose` (6).
-
-    The same closed form as the problem's leg IK: the gimbal centre lies |foot offset|
-    above the foothold along F's z (the surface normal); in the coxa frame the coxa yaw
-    points the leg at it, then femur and tibia solve a planar two-link problem.
-    """
-    import casadi as ca
-    x, y, yaw, roll, pitch, height = pose
-    rot = _body_rotation(yaw, roll, pitch)
-    offset = problem.geometry.legs[0].foot_offset[0]
-    joints = []
-    for k, leg in enumerate(problem.geometry.legs):
-        (r_c, p_c), (_, p_f), (_, p_t), (_, p_g) = leg.placements
-        d = (feet[3 * k] - x, feet[3 * k + 1] - y, feet[3 * k + 2] + offset - height)
-        local = [sum(rot[j][i] * d[j] for j in range(3)) - p_c[i] for i in range(3)]
-        r = [sum(r_c[j][i] * local[j] for j in range(3)) for i in range(3)]
-        l1, l2 = p_t[0], p_g[0]
-        u, v = ca.sqrt(r[0] * r[0] + r[2] * r[2]) - p_f[0], r[1] - p_f[1]
-        knee = -ca.acos((u * u + v * v - l1 * l1 - l2 * l2) / (2 * l1 * l2))
-        femur = ca.atan2(v, u) - ca.atan2(l2 * ca.sin(knee), l1 + l2 * ca.cos(knee))
-        joints += [ca.atan2(-r[2], r[0]), femur, knee]
-    return joints
 
 
 class MagnetoReducedIpopt:
@@ -73,7 +39,7 @@ class MagnetoReducedIpopt:
         self.problem = problem
         pose, y = ca.SX.sym('pose', N_POSE), ca.SX.sym('y', 13)
         full_pose = [pose[i] for i in range(N_POSE)] + [y[12]]
-        joints = leg_joints(problem, full_pose, [y[i] for i in range(12)])
+        joints = problem.legs.joints(casadi_ops(), full_pose, [y[i] for i in range(12)])
         q = ca.vertcat(*full_pose, *joints)
         ex = problem.casadi_expressions(q)
         rows = [ex['gimbal_g']] if gimbal_rows or gimbal_rows_needed(problem) else []

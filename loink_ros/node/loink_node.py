@@ -1,5 +1,7 @@
 """The LOInK node: parameters, IK services, streaming, diagnostics and the MoveIt IK service."""
 
+import logging
+
 from loink_msgs.srv import GetModelInfo, Sample, Solve
 from rclpy.callback_groups import CallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -32,9 +34,16 @@ class LOInKNode(Node):
         if not description and s.robot_description_topic:
             description = received_description(self, s.robot_description_topic,
                                                s.robot_description_timeout)
+        # The solver's own warnings (core: Python logging) reach the ROS log once, below.
+        quiet = logging.getLogger('loink_ros.runtime')
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
         self.solver, said = load_solver(s, description)
         if said:
             self.get_logger().warning(f'while loading the model: {said}')
+        if self.solver.runtime_note:
+            log = self.get_logger().info if self.solver.kernel else self.get_logger().warning
+            log(self.solver.runtime_note)
         self.add_post_set_parameters_callback(self.on_parameters_set)
         self.stats = RequestStats()
         self.robot = CurrentConfiguration(list(self.solver.problem.joint_names))

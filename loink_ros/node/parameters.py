@@ -9,6 +9,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from loink_ros.core.runtime.requests import MAX_SAMPLES
+from loink_ros.core.runtime.solver import RUNTIMES
 from loink_ros.node.failures import StartupError
 
 
@@ -37,6 +38,7 @@ class Settings:
     ik_timeout: float
     diagnostics_period: float
     executor_threads: int
+    runtime: str
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Spec:
     high: float | None = None
     positive: bool = False      # strictly above zero
     required: bool = False      # a string that must not be empty
+    choices: tuple[str, ...] = ()   # the values a string may take
 
 
 SPECS: dict[str, Spec] = {
@@ -93,6 +96,8 @@ SPECS: dict[str, Spec] = {
     'diagnostics_period': Spec(1.0, 'Seconds between /diagnostics reports.', low=0.0,
                                high=3600.0, positive=True),
     'executor_threads': Spec(4, 'Threads of the multi-threaded executor.', low=4, high=64),
+    'runtime': Spec('compiled', 'compiled: solve in C (built once, cached; numpy if it cannot '
+                    'be, with a warning); numpy: the reference path.', choices=RUNTIMES),
 }
 
 
@@ -115,6 +120,8 @@ def refusal_reason(name: str, value) -> str | None:
         return f'{name} must be > 0, got {value}'
     if spec.required and not value:
         return f'{name} must not be empty'
+    if spec.choices and value not in spec.choices:
+        return f'{name} must be one of {", ".join(spec.choices)}, got {value!r}'
     return None
 
 

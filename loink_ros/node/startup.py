@@ -45,7 +45,8 @@ def build_solver(settings: Settings, description: str) -> LOInKSolver:
     try:
         robot = make_problem(loaded.problem['name'], Path(urdf) if urdf else None)
         return LOInKSolver(loaded, robot, 'newton', settings.inverse_tolerance,
-                           settings.inverse_max_iterations, settings.bounds_margin)
+                           settings.inverse_max_iterations, settings.bounds_margin,
+                           runtime=settings.runtime)
     except (KeyError, ValueError, RuntimeError, OSError) as err:
         # Unknown problem, a URDF Pinocchio cannot read, or joints that differ from the model's.
         text = err.args[0] if isinstance(err, KeyError) and err.args else err

@@ -8,9 +8,10 @@ passes every limit: no solver decides which targets count).
 
 Methods, all in this process, one BLAS thread, best of 3 wall times per target (tools/timing.py):
 - `loink_runtime` (the headline): the whole runtime call the node makes
-  (LOInKSolver.solve with refine_answer=True: the network inverse, clipping, the legs
-  re-solved in closed form, the answer checked by Pinocchio forward kinematics and the
-  problem's feasibility conditions, its true cost evaluated);
+  (LOInKSolver.solve with refine_answer=True on the compiled runtime, docs/COMPILED.md: the
+  network inverse, clipping, the legs re-solved in closed form, the answer checked by the
+  forward kinematics and the problem's feasibility conditions, its true cost evaluated);
+- `loink_runtime_numpy`: the same call on the numpy reference path (Pinocchio's kinematics);
 - `loink_refined` (the stripped path): x = G^-1([y; 0]) (numpy semismooth Newton), clipped
   to the bounds, then MagnetoProblem.refine_legs; no check, no cost;
 - `loink`: the same without the leg solve (network only);
@@ -42,8 +43,10 @@ from loink_ros.tools.verify_magneto import AGREE, DISTINCT, feasible_stances
 AMBIGUITY_TARGETS = 50     # targets that also get a multi-start IPOPT run
 AMBIGUITY_STARTS = 8
 WORSE = 1e-3               # relative: IPOPT "worse than LOInK" beyond this
-LOINK_METHODS = ('loink_runtime', 'loink_refined', 'loink')
-LABELS = {'loink_runtime': 'LOInK runtime solve (refined, FK- and feasibility-checked, true cost)',
+LOINK_METHODS = ('loink_runtime', 'loink_runtime_numpy', 'loink_refined', 'loink')
+LABELS = {'loink_runtime': 'LOInK runtime solve, compiled (refined, FK- and feasibility-checked, '
+                           'true cost)',
+          'loink_runtime_numpy': 'LOInK runtime solve, numpy reference path',
           'loink_refined': 'LOInK + leg IK, stripped (no check, no cost)',
           'loink': 'LOInK (network only)', **{v.name: v.label for v in VARIANTS}}
 
@@ -126,14 +129,15 @@ def _variants_table(variants: dict, baseline: str) -> str:
     return '\n'.join(rows)
 
 
-def _time_rows(tasks, loink, solver, ipopts, problem) -> list[dict]:
+def _time_rows(tasks, loink, solvers, ipopts, problem) -> list[dict]:
     """Per target: every method's best-of-3 time and the evaluation of its answer."""
     rows = []
     for task in tqdm(tasks, desc='bench magneto', unit='target'):
         row = {}
-        ms, sol = best_of(lambda: solver.solve(task, refine_answer=True))
-        row['loink_runtime'] = {'time_ms': ms, 'violations': len(sol.violations),
-                                **evaluate(problem, sol.q, task)}
+        for m, solver in zip(('loink_runtime', 'loink_runtime_numpy'), solvers):
+            ms, sol = best_of(lambda: solver.solve(task, refine_answer=True))
+            row[m] = {'time_ms': ms, 'violations': len(sol.violations),
+                      **evaluate(problem, sol.q, task)}
         for m, refine in (('loink_refined', True), ('loink', False)):
             ms, q = best_of(lambda: loink.solve(task, refine))
             row[m] = {'time_ms': ms, **evaluate(problem, q, task)}
@@ -189,14 +193,16 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     model = load_model(model_name)
     problem = MagnetoProblem(inclination_deg=model.problem.get('inclination_deg', 40.0))
     loink = LOInKMagneto(model, problem)
-    solver = LOInKSolver(model, problem)
+    solvers = (LOInKSolver(model, problem), LOInKSolver(model, problem, runtime='numpy'))
     ipopts = {v.name: v.build(problem) for v in VARIANTS}
     tasks = held_out_targets(problem, n_tasks, seed)
     for task in tasks[:5]:   # warm-up (first calls allocate)
-        loink.solve(task, True), solver.solve(task, refine_answer=True)
+        loink.solve(task, True)
+        for solver in solvers:
+            solver.solve(task, refine_answer=True)
         for ipopt in ipopts.values():
             ipopt.solve(task)
-    rows = _time_rows(tasks, loink, solver, ipopts, problem)
+    rows = _time_rows(tasks, loink, solvers, ipopts, problem)
     variants, times, agrees = _variant_summary(rows)
     baseline = strongest(times, agrees)
     for name, v in variants.items():
@@ -212,14 +218,17 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     ok = col(baseline, 'success')
     ratio = lambda m, k: (col(m, k) / col(baseline, k))[ok]
     runtime = col('loink_runtime', 'time_ms')
+    runtime_numpy = col('loink_runtime_numpy', 'time_ms')
     stripped = col('loink_refined', 'time_ms')
     outside = ~(col('loink_runtime', 'in_bounds') & col('loink_runtime', 'in_urdf_limits'))
     worse = (col(baseline, 'J') > (1 + WORSE) * col('loink_runtime', 'J')) & col('loink_runtime', 'feasible')
     headline = speedups(times[baseline], runtime)
     stripped_speed = speedups(times[baseline], stripped)
+    numpy_speed = speedups(times[baseline], runtime_numpy)
     return {
         'model': model.name, 'model_version': model.version, 'n_targets': len(rows), 'seed': seed,
         'inclination_deg': problem.inclination_deg,
+        'runtime': solvers[0].runtime, 'runtime_note': solvers[0].runtime_note,
         'timing': TIMING + ', all methods in one process',
         'load_average_1_5_15_min': {'before': load_before, 'after': load_average()},
         'baseline': baseline, 'baseline_label': LABELS[baseline],
@@ -228,6 +237,8 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
                           f'{QUALIFY_FRACTION:.0%} of the targets'),
         **{f'speedup_{k}': v for k, v in headline.items()},
         **{f'stripped_speedup_{k}': v for k, v in stripped_speed.items()},
+        **{f'numpy_runtime_speedup_{k}': v for k, v in numpy_speed.items()},
+        'compiled_over_numpy_runtime': speedups(runtime_numpy, runtime),
         'speedup_vs_variant': {name: {'runtime': speedups(times[name], runtime),
                                       'stripped': speedups(times[name], stripped)} for name in times},
         **{f'cost_ratio_{k}': v for k, v in _ratios(ratio('loink_runtime', 'J')).items()},

@@ -14,6 +14,8 @@ from loink_ros.tools.timing import TIMING, best_of, load_average, single_start_f
 
 INVERSE_TOL = 1e-6
 GRID = 300
+# Issue-8 targets for the validated solve (compiled runtime), median ms.
+SOLVE_TARGET_MS, REFINED_TARGET_MS = 0.03, 0.06
 
 
 def ground_truth(problem: Planar3Problem, y: float) -> dict:
@@ -34,6 +36,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     problem = Planar3Problem()
     model = load_model(model_name)
     solver = LOInKSolver(model, problem)
+    reference = LOInKSolver(model, problem, runtime='numpy')
     rng = np.random.default_rng(seed)
     tasks = rng.uniform(model.task_lower, model.task_upper, size=(n_tasks, model.task_dim))
     rows = []
@@ -41,6 +44,8 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
         truth = ground_truth(problem, float(y[0]))
         raw_ms, raw = best_of(lambda: solver.solve(y))
         refined_ms, refined = best_of(lambda: solver.solve(y, refine_answer=True))
+        raw_numpy_ms, _ = best_of(lambda: reference.solve(y))
+        refined_numpy_ms, _ = best_of(lambda: reference.solve(y, refine_answer=True))
         w = np.hstack([model.normalization.y_to_net(y), np.zeros(model.latent_dim)])[None]
         dys_ms, dys = best_of(lambda: model.inverse(w, 'davis_yin', INVERSE_TOL))
         fast_ms, fast = best_of(lambda: model.inverse(w, 'newton', INVERSE_TOL))
@@ -58,7 +63,8 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
             'residual_dys': float(np.linalg.norm(model.network.forward(dys.x) - w)),
             'dys_fast_gap': float(np.abs(dys.x - fast.x).max()),
             'dys_iterations': max(dys.iterations), 'fast_iterations': max(fast.iterations),
-            'raw_ms': raw_ms, 'refined_ms': refined_ms, 'dys_ms': dys_ms, 'fast_ms': fast_ms,
+            'raw_ms': raw_ms, 'refined_ms': refined_ms, 'raw_numpy_ms': raw_numpy_ms,
+            'refined_numpy_ms': refined_numpy_ms, 'dys_ms': dys_ms, 'fast_ms': fast_ms,
             'single_ok': single.success, 'single_ms': single_ms,
             'single_regret': (single.cost - truth['j_min']) / span if single.success else np.nan})
     col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
@@ -66,7 +72,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     p95 = lambda k: float(np.nanpercentile(col[k], 95))
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': n_tasks,
-        'timing': TIMING,
+        'timing': TIMING, 'runtime': solver.runtime, 'runtime_note': solver.runtime_note,
         'ambiguous_fraction': float(col['ambiguous'].mean()),
         'near_optimal_span_p95_rad': p95('span'),
         'median_regret': med('regret'), 'p95_regret': p95('regret'),
@@ -84,6 +90,10 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
         'fast_iterations_median': med('fast_iterations'),
         'dys_time_ms_median': med('dys_ms'), 'fast_time_ms_median': med('fast_ms'),
         'solve_time_ms_median': med('raw_ms'), 'refined_time_ms_median': med('refined_ms'),
+        'solve_target_ms': SOLVE_TARGET_MS, 'refined_target_ms': REFINED_TARGET_MS,
+        'meets_targets': med('raw_ms') <= SOLVE_TARGET_MS and med('refined_ms') <= REFINED_TARGET_MS,
+        'numpy_solve_time_ms_median': med('raw_numpy_ms'),
+        'numpy_refined_time_ms_median': med('refined_numpy_ms'),
         'speedup_fast_over_dys': med('dys_ms') / med('fast_ms'),
         **single_start_figures(col),
         'load_average_1_5_15_min': {'before': load_before, 'after': load_average()},

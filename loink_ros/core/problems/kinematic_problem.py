@@ -1,5 +1,6 @@
 """A problem whose task is the position of a frame of a URDF robot (Pinocchio)."""
 
+import hashlib
 import math
 from importlib.resources import files
 from pathlib import Path
@@ -8,6 +9,8 @@ import numpy as np
 import pinocchio as pin
 
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.symbolic import SymbolicProblem
+from loink_ros.core.problems.symbolic_chain import SymbolicChain
 from loink_ros.core.problems.thread_data import PerThreadData
 
 AXES = 'xyz'
@@ -144,6 +147,24 @@ class KinematicProblem(Problem):
         return np.array([pin.computeGeneralizedGravity(self.model, self.data,
                                                        self.pinocchio_configuration(row))
                          for row in np.atleast_2d(q)])
+
+    def symbolic(self) -> SymbolicProblem | None:
+        """The tip position by SymbolicChain and the variant's symbolic_cost."""
+        import casadi as ca
+        q, y = ca.SX.sym('q', self.dim), ca.SX.sym('y', self.task_dim)
+        chain = SymbolicChain(self.model, q)
+        cost = self.symbolic_cost(q, chain)
+        if cost is None:
+            return None
+        return SymbolicProblem(q, y, chain.frame_position(self.tip_id)[self.rows], cost)
+
+    def symbolic_cost(self, q, chain: SymbolicChain):
+        """cost() as a CasADi expression of q (SX, n); None if the variant has none."""
+        return None
+
+    def compile_key(self) -> str:
+        urdf = hashlib.sha256(self.urdf.read_bytes()).hexdigest()
+        return f'{super().compile_key()} urdf {urdf}'
 
     def metadata(self) -> dict:
         return {**super().metadata(), 'robot': self.model.name, 'urdf': self.urdf.name,

@@ -11,6 +11,7 @@ and the commanded body height. Cost: magneto_cost. Feasible: magneto_feasibility
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pinocchio as pin
 
 from loink_ros.core.problems import magneto_feasibility, magneto_sampling
 from loink_ros.core.problems.kinematic_problem import robot_file
-from loink_ros.core.problems.magneto_backends import MATH
+from loink_ros.core.problems.magneto_backends import MATH, casadi_ops
 from loink_ros.core.problems.magneto_casadi import casadi_expressions
 from loink_ros.core.problems.magneto_cost import StanceCost
 from loink_ros.core.problems.magneto_geometry import ACTIVE_JOINTS, LEGS, MagnetoGeometry
@@ -30,6 +31,7 @@ from loink_ros.core.problems.magneto_parameters import (
     W_ANGLE, W_BARRIER, W_GIMBAL, W_POSITION)
 from loink_ros.core.problems.magneto_pinocchio import MagnetoPinocchio, body_rotation
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.symbolic import SymbolicProblem
 
 
 class MagnetoProblem(Problem):
@@ -157,9 +159,28 @@ class MagnetoProblem(Problem):
         cost = self.cost_terms(q)['J']
         return np.where(np.isnan(cost), np.inf, cost)
 
-    def casadi_expressions(self, q=None) -> dict:
-        """Symbolic task, cost terms and constraints on a CasADi SX vector q (18)."""
-        return casadi_expressions(self.geometry, self.stance_cost, q)
+    def casadi_expressions(self, q=None, clip: bool = False) -> dict:
+        """Symbolic task, cost terms and constraints on a CasADi SX vector q (18); `clip`
+        clips asin and acos as the numpy path does (magneto_backends.casadi_ops)."""
+        return casadi_expressions(self.geometry, self.stance_cost, q, clip)
+
+    def symbolic(self) -> SymbolicProblem:
+        """Task and cost of casadi_expressions, refine_legs, and the margins of violations()."""
+        import casadi as ca
+        q, y = ca.SX.sym('q', 18), ca.SX.sym('y', 13)
+        ex = self.casadi_expressions(q, clip=True)
+        pose = [q[i] for i in range(5)] + [y[12]]
+        legs = self.legs.joints(casadi_ops(clip=True), pose, [y[i] for i in range(12)])
+        angles = ca.reshape(ex['gimbal_angles'], 2, 4).T
+        excess = ca.fmax(angles - ca.DM(self.gimbal_upper), ca.DM(self.gimbal_lower) - angles)
+        margins = ca.vertcat(ca.vec(excess.T) - FEASIBILITY_TOL,
+                             ex['clearance_g'] - FEASIBILITY_TOL,
+                             ex['adhesion'] - self.magnet_force)
+        return SymbolicProblem(q, y, ex['task'], ex['J'], ca.vertcat(*pose, *legs), margins)
+
+    def compile_key(self) -> str:
+        urdf = hashlib.sha256(self.urdf.read_bytes()).hexdigest()
+        return f'{super().compile_key()} magnet {self.magnet_force!r} urdf {urdf}'
 
     # ---- feasibility ---------------------------------------------------------------------
 

@@ -3,8 +3,9 @@
 A scalar is a numpy array of shape (B,) under NUMPY (a batch), a float under MATH (one
 configuration: less overhead than numpy) or a CasADi SX/MX scalar under casadi_ops(). Besides
 the usual functions, each backend has neg_log(s) = -log(s), +inf where s <= 0 (the
-barriers' infeasible marker: a cost is total, never an exception), and asin clipped to
-[-1, 1] against round-off of unit vectors (CasADi: plain, for smooth derivatives).
+barriers' infeasible marker: a cost is total, never an exception), and asin and acos clipped
+to [-1, 1] against round-off of unit vectors (CasADi: plain, for smooth derivatives, unless
+clipped for the compiled runtime, which must give the numpy backend's numbers).
 """
 
 import math
@@ -24,17 +25,24 @@ def _neg_log_numpy(s: np.ndarray) -> np.ndarray:
 
 MATH = SimpleNamespace(name='math', sin=math.sin, cos=math.cos, sqrt=math.sqrt, log=math.log,
                        exp=math.exp, fabs=abs, fmax=max, atan2=math.atan2,
-                       asin=lambda x: math.asin(min(1.0, max(-1.0, x))), log1p=math.log1p,
+                       asin=lambda x: math.asin(min(1.0, max(-1.0, x))),
+                       acos=lambda x: math.acos(min(1.0, max(-1.0, x))), log1p=math.log1p,
                        neg_log=_neg_log_math)
 NUMPY = SimpleNamespace(name='numpy', sin=np.sin, cos=np.cos, sqrt=np.sqrt, log=np.log,
                         exp=np.exp, fabs=np.abs, fmax=np.maximum, atan2=np.arctan2,
-                        asin=lambda x: np.arcsin(np.clip(x, -1.0, 1.0)), log1p=np.log1p,
+                        asin=lambda x: np.arcsin(np.clip(x, -1.0, 1.0)),
+                        acos=lambda x: np.arccos(np.clip(x, -1.0, 1.0)), log1p=np.log1p,
                         neg_log=_neg_log_numpy)
 
 
-def casadi_ops() -> SimpleNamespace:
-    """The CasADi backend (imported on first use: the runtime does not need CasADi)."""
+def casadi_ops(clip: bool = False) -> SimpleNamespace:
+    """The CasADi backend (imported on first use: the runtime does not need CasADi); `clip`
+    clips asin's and acos's arguments as the numpy backend does."""
     import casadi as ca
+
+    def clipped(f):
+        return (lambda x: f(ca.fmin(1.0, ca.fmax(-1.0, x)))) if clip else f
     return SimpleNamespace(name='casadi', sin=ca.sin, cos=ca.cos, sqrt=ca.sqrt, log=ca.log,
                            exp=ca.exp, fabs=ca.fabs, fmax=ca.fmax, atan2=ca.atan2,
-                           asin=ca.asin, log1p=ca.log1p, neg_log=lambda s: -ca.log(s))
+                           asin=clipped(ca.asin), acos=clipped(ca.acos), log1p=ca.log1p,
+                           neg_log=lambda s: -ca.log(s))

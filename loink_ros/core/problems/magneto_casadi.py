@@ -23,11 +23,13 @@ def gimbal_constraints(dirs: list, lower: np.ndarray, upper: np.ndarray) -> list
     return out
 
 
-def casadi_expressions(geometry: MagnetoGeometry, cost: StanceCost, q=None) -> dict:
-    """Task (13), J and its parts, CoM, feet, gimbal angles and the constraints g <= 0
-    (gimbal_g, clearance_g) on a CasADi SX vector q (18; a new symbol if None)."""
+def casadi_expressions(geometry: MagnetoGeometry, cost: StanceCost, q=None,
+                       clip: bool = False) -> dict:
+    """Task (13), J and its parts, the exact required adhesion, CoM, feet, gimbal angles and
+    the constraints g <= 0 (gimbal_g, clearance_g) on a CasADi SX vector q (18; a new symbol
+    if None); `clip` as casadi_ops."""
     import casadi as ca
-    ops = casadi_ops()
+    ops = casadi_ops(clip)
     q = ca.SX.sym('q', 18) if q is None else q
     ql = [q[i] for i in range(18)]
     out = forward(ops, geometry, ql[:6], ql[6:], SURFACE_NORMAL.tolist(), BODY_CORNERS)
@@ -36,6 +38,7 @@ def casadi_expressions(geometry: MagnetoGeometry, cost: StanceCost, q=None) -> d
     gimbal_g = gimbal_constraints(out['gimbal_dirs'], cost.gimbal_lower, cost.gimbal_upper)
     return {'q': q, 'task': ca.vertcat(feet, q[5]), 'J': terms['J'], 'J_f': terms['J_f'],
             'posture': terms['posture'], 'barrier': terms['barrier'], 'gimbal': terms['gimbal'],
+            'adhesion': cost.required_adhesion(ops, out['feet'], out['com']),
             'com': ca.vertcat(*out['com']), 'feet': feet,
             'gimbal_angles': ca.vertcat(*[ca.vertcat(*a) for a in out['gimbal_angles']]),
             'gimbal_g': ca.vertcat(*gimbal_g),

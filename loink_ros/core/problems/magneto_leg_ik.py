@@ -4,10 +4,9 @@ The knee branch is tibia < 0, the only one inside the tibia limits."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from loink_ros.core.problems.magneto_backends import MATH
 from loink_ros.core.problems.magneto_geometry import MagnetoGeometry
 from loink_ros.core.problems.magneto_kinematics import body_rotations
 from loink_ros.core.problems.magneto_parameters import SURFACE_NORMAL
@@ -64,9 +63,14 @@ class ClosedFormLegs:
         """solve() for one row in plain floats, pose (6) and feet (12) to joints (12): the
         runtime path, ~10x less overhead; a foothold out of reach gets the leg stretched
         or folded towards it."""
+        return self.joints(MATH, pose, feet)
+
+    def joints(self, ops, pose: list, feet: list) -> list:
+        """solve_row on any backend (magneto_backends): scalars pose (6), feet (12) to the
+        joints (12). With CasADi's unclipped acos a foothold out of reach gives NaN."""
         x, y, yaw, roll, pitch, h = pose
-        cy, sy, cp, sp, cr, sr = (math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch),
-                                  math.cos(roll), math.sin(roll))
+        cy, sy, cp, sp, cr, sr = (ops.cos(yaw), ops.sin(yaw), ops.cos(pitch), ops.sin(pitch),
+                                  ops.cos(roll), ops.sin(roll))
         # R = Rz(yaw) Ry(pitch) Rx(roll), columns used as rows of R^T.
         r = ((cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr),
              (sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr),
@@ -79,10 +83,9 @@ class ClosedFormLegs:
             r0 = r_c[0][0] * loc[0] + r_c[1][0] * loc[1] + r_c[2][0] * loc[2]
             r1 = r_c[0][1] * loc[0] + r_c[1][1] * loc[1] + r_c[2][1] * loc[2]
             r2 = r_c[0][2] * loc[0] + r_c[1][2] * loc[1] + r_c[2][2] * loc[2]
-            q1 = math.atan2(-r2, r0)
-            u, v = math.hypot(r0, r2), r1 - p_fy
-            cos3 = max(-1.0, min(1.0, (u * u + v * v - l1 * l1 - l2 * l2) / (2 * l1 * l2)))
-            q3 = -math.acos(cos3)
-            q2 = math.atan2(v, u) - math.atan2(l2 * math.sin(q3), l1 + l2 * math.cos(q3))
+            q1 = ops.atan2(-r2, r0)
+            u, v = ops.sqrt(r0 * r0 + r2 * r2), r1 - p_fy
+            q3 = -ops.acos((u * u + v * v - l1 * l1 - l2 * l2) / (2 * l1 * l2))
+            q2 = ops.atan2(v, u) - ops.atan2(l2 * ops.sin(q3), l1 + l2 * ops.cos(q3))
             out += [q1, q2, q3]
         return out

@@ -44,6 +44,9 @@ class PandaProblem(KinematicProblem):
         q = np.atleast_2d(q)
         return ((q - self.mid) / self.half) ** 2 @ WEIGHTS
 
+    def symbolic_cost(self, q, chain):
+        return sum(WEIGHTS[i] * ((q[i] - self.mid[i]) / self.half[i]) ** 2 for i in range(self.dim))
+
     def cost_gradient(self, q: np.ndarray) -> np.ndarray:
         """d cost / d q at one configuration, (n,) -> (n,)."""
         return 2.0 * WEIGHTS * (q - self.mid) / self.half ** 2

@@ -35,6 +35,15 @@ class Planar3Problem(KinematicProblem):
         posture = (((q - self.mid) / self.half) ** 2).sum(-1)
         return self.effort_weight * effort + self.posture_weight * posture
 
+    def symbolic_cost(self, q, chain):
+        torque = chain.gravity_torque()
+        effort = sum((torque[i] / self.effort[i]) ** 2 for i in range(self.dim))
+        posture = sum(((q[i] - self.mid[i]) / self.half[i]) ** 2 for i in range(self.dim))
+        return self.effort_weight * effort + self.posture_weight * posture
+
+    def compile_key(self) -> str:
+        return f'{super().compile_key()} weights {self.effort_weight!r} {self.posture_weight!r}'
+
     def self_motion_set(self, y: float, resolution: int = 400) -> np.ndarray:
         """All configurations within limits reaching tip x = y, on a (q1, q2) grid; (m, 3)."""
         l1, l2, l3 = self.links

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from loink_ros.core.problems.symbolic import SymbolicProblem
 
 
 class Problem(ABC):
@@ -56,6 +61,16 @@ class Problem(ABC):
     def closed_form_refine(self, q: np.ndarray, task: np.ndarray) -> np.ndarray | None:
         """An exact, problem-specific refinement of q (n,) for task (p,); None if there is none."""
         return None
+
+    def symbolic(self) -> SymbolicProblem | None:
+        """Task, cost, closed form and violation margins as CasADi expressions, the source of
+        the compiled runtime (docs/COMPILED.md); None: the numpy path serves this problem."""
+        return None
+
+    def compile_key(self) -> str:
+        """Everything symbolic() depends on besides the code: the compiled runtime's cache
+        key (a cached build is also checked against the numpy path when loaded)."""
+        return repr(sorted(self.metadata().items()))
 
     def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Configurations spread over the joint limits, (count, n)."""

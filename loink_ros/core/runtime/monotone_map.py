@@ -18,8 +18,8 @@ class MonotoneMap:
         self.V = _couplings(blocks, self.slices)
         self.width, self.dim = self.S.shape
         # Forward constants; dM/dx = mu I + gamma S^T G with G = dh/dx / sqrt(2 gamma).
-        self._w_in = np.sqrt(2.0 * self.gamma) * self.S.T
-        self._w_out = np.sqrt(0.5 * self.gamma) * self.S
+        self.w_in = np.sqrt(2.0 * self.gamma) * self.S.T
+        self.w_out = np.sqrt(0.5 * self.gamma) * self.S
         # (previous block, block, coupling) indexing both rows (n,) and batches (B, n).
         pairs = [((..., prev), (..., sl)) for prev, sl in zip(self.slices, self.slices[1:])]
         self._forward_chain = [(p, s, v.T.copy()) for (p, s), v in zip(pairs, self.V)]
@@ -30,7 +30,7 @@ class MonotoneMap:
 
     def preactivation(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pre-activations z and hidden units h = relu(z), shape (..., N) for x (..., n)."""
-        z = x @ self._w_in + self.b
+        z = x @ self.w_in + self.b
         h = np.maximum(z, 0.0)  # exact for the first block; the others are redone in order
         for prev, block, v_t in self._forward_chain:
             z_block = z[block]
@@ -40,11 +40,11 @@ class MonotoneMap:
 
     def output(self, x: np.ndarray, h: np.ndarray) -> np.ndarray:
         """M(x) given the hidden units h at x."""
-        return self.mu * x + h @ self._w_out + self.b_y
+        return self.mu * x + h @ self.w_out + self.b_y
 
     def input_from_hidden(self, y: np.ndarray, h: np.ndarray) -> np.ndarray:
         """The x with M(x) = y when h are the hidden units at x (METHOD.md s.3)."""
-        return (y - self.b_y - h @ self._w_out) / self.mu
+        return (y - self.b_y - h @ self.w_out) / self.mu
 
     def jacobian_at(self, h: np.ndarray) -> np.ndarray:
         """dM/dx (..., n, n) from the hidden units h (..., N) at x; relu'(0) = 0."""

@@ -35,8 +35,8 @@ class NewtonInverse:
         # Linearisation at x = 0: the cold start is one product, not a Jacobian and a solve.
         origin = np.zeros(layer.dim)
         h_origin = layer.preactivation(origin)[1]
-        self._origin_output = layer.output(origin, h_origin)
-        self._origin_inverse_t = np.linalg.inv(layer.jacobian_at(h_origin)).T
+        self.origin_output = layer.output(origin, h_origin)
+        self.origin_inverse_t = np.linalg.inv(layer.jacobian_at(h_origin)).T
 
     def solve(self, y: np.ndarray, tol: float, max_iter: int,
               x0: np.ndarray | None = None) -> NewtonResult:
@@ -45,7 +45,7 @@ class NewtonInverse:
         if x0 is not None:
             x, start = np.array(x0, dtype=np.float64), 0
         elif max_iter > 0:
-            x, start = (y - self._origin_output) @ self._origin_inverse_t, 1
+            x, start = (y - self.origin_output) @ self.origin_inverse_t, 1
         else:
             x, start = np.zeros_like(y), 0
         if len(y) == 1:

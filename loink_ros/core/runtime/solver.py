@@ -1,12 +1,14 @@
 """The LOInK runtime solver: optimal solve, latent sampling, refinement (no torch)."""
 
+import logging
+
 import numpy as np
 
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime import requests
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
-from loink_ros.core.runtime.network_inverse import InverseState
+from loink_ros.core.runtime.network_inverse import INVERSE_DEFAULTS, InverseState
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solution import Solution
 
@@ -15,6 +17,8 @@ from loink_ros.core.runtime.solution import Solution
 EXACT_TOL = 1e-9
 # Largest difference (joint units) between the model's and the robot's joint limits.
 LIMITS_TOL = 1e-9
+RUNTIMES = ('compiled', 'numpy')
+log = logging.getLogger('loink_ros.runtime')
 
 
 class LOInKSolver:
@@ -22,30 +26,71 @@ class LOInKSolver:
 
     The model's joint limits (those get_model_info reports) must equal the robot problem's,
     which every answer is clipped to: one set of limits, reported and enforced.
+
+    runtime 'compiled' (default) solves in C (docs/COMPILED.md) where the problem has a
+    symbolic form and a C compiler is at hand, else, with one warning on the log
+    'loink_ros.runtime' saying why (also in `runtime_note`), in numpy; 'numpy' always in
+    numpy, the reference. The Davis-Yin method is numpy only.
     """
 
     def __init__(self, model: ModelFile, problem: Problem, method: str = 'newton',
                  tol: float | None = None, max_iter: int | None = None,
-                 bounds_margin: float = 0.0, forward_backend: str = 'numpy'):
+                 bounds_margin: float = 0.0, forward_backend: str = 'numpy',
+                 runtime: str = 'compiled'):
         if list(problem.joint_names) != list(model.problem['joint_names']):
             raise ValueError(f'model joints {model.problem["joint_names"]} differ from the '
                              f'robot joints {problem.joint_names}')
         _check_limits(model, problem)
         if forward_backend not in ('numpy', 'onnxruntime'):
             raise ValueError(f'unknown forward backend {forward_backend!r}')
+        if runtime not in RUNTIMES:
+            raise ValueError(f'unknown runtime {runtime!r}; use one of {RUNTIMES}')
         self.model, self.problem = model, problem
         self.norm = model.normalization
         self.method, self.tol, self.max_iter = method, tol, max_iter
+        default_tol, default_iter = INVERSE_DEFAULTS.get(method, (None, None))
+        self._tol = default_tol if tol is None else tol
+        self._max_iter = default_iter if max_iter is None else max_iter
         self.bounds_margin = bounds_margin
         self.onnx = None
         if forward_backend == 'onnxruntime':
             from loink_ros.core.runtime.onnx_forward import OnnxForward  # onnxruntime on demand
             self.onnx = OnnxForward(model.onnx_path)
+        self.kernel, self.runtime_note = None, None
+        if runtime == 'compiled':
+            self._load_kernel()
+
+    @property
+    def runtime(self) -> str:
+        """'compiled' or 'numpy': the path solves take."""
+        return 'numpy' if self.kernel is None else 'compiled'
+
+    def _load_kernel(self) -> None:
+        """The compiled kernel, checked against the numpy path on the example target (a
+        stale cache is rebuilt once); on failure the numpy path, with the reason logged."""
+        from loink_ros.core.compiled.loading import load_kernel
+        if self.method != 'newton':
+            self.runtime_note = f'the compiled runtime has no {self.method!r} method: numpy'
+        else:
+            self.kernel, self.runtime_note = load_kernel(self, self.model, self.problem)
+        if self.kernel is None:
+            log.warning('%s', self.runtime_note)
+
+    @property
+    def bounds_margin(self) -> float:
+        """How far (a fraction of each range) a task may lie outside the training bounds."""
+        return self._bounds_margin
+
+    @bounds_margin.setter
+    def bounds_margin(self, margin: float) -> None:
+        self._bounds_margin = margin
+        lower, upper = self.model.task_lower, self.model.task_upper
+        self._task_box = (lower, upper, lower - margin * (upper - lower),
+                          upper + margin * (upper - lower))
 
     def check_task(self, task) -> np.ndarray:
         """The task as a vector, or a SolverError saying what is wrong with it."""
-        return requests.task_vector(task, self.model.task_lower, self.model.task_upper,
-                                    self.bounds_margin)
+        return requests.task_in_box(task, *self._task_box)
 
     def forward(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Network (task, latent, predicted cost) of configurations (B, n), in robot units."""
@@ -58,7 +103,15 @@ class LOInKSolver:
             return None
         q = requests.finite_vector(seed, self.problem.dim, 'seed', ErrorCode.INVALID_SEED_STATE)
         q = np.clip(q, self.problem.lower, self.problem.upper)
+        if self.kernel is not None:
+            return InverseState([None] * self.kernel.depth, list(self.kernel.forward(q)[1]))
         return self.model.inverse.state_at(self.norm.x_to_net(q[None]))
+
+    def latent(self, q: np.ndarray) -> np.ndarray:
+        """The network's latent z of one configuration (n,): forward() without the rest."""
+        if self.kernel is not None:
+            return self.kernel.forward(q)[0][0, self.model.task_dim:]
+        return self.forward(q)[1][0]
 
     def example_task(self) -> np.ndarray:
         """The task (true FK) of the known-good configuration stored with the model, or of the
@@ -101,6 +154,20 @@ class LOInKSolver:
     def solve_rows(self, y: np.ndarray, z: np.ndarray, refine_answer: bool,
                    warm_start: InverseState | None = None) -> tuple[list[Solution], InverseState]:
         """Checked tasks (B, p) and latents (B, n - p) to solutions and the inverse's state."""
+        if self.kernel is None:
+            return self.solve_rows_numpy(y, z, refine_answer, warm_start)
+        warm = None if warm_start is None else np.stack(warm_start.x)
+        result = self.kernel.solve(y, z, self._tol, self._max_iter, refine_answer, warm)
+        solutions = [Solution(q, z[i], predicted, cost, error, bool(clipped), refine_answer,
+                              bool(converged), tuple(self.problem.violations(q)) if bad else ())
+                     for i, (q, (predicted, cost, error, clipped, converged, bad))
+                     in enumerate(zip(result.q, result.info.tolist()))]
+        return solutions, InverseState([None] * len(result.state), list(result.state))
+
+    def solve_rows_numpy(self, y: np.ndarray, z: np.ndarray, refine_answer: bool,
+                         warm_start: InverseState | None = None
+                         ) -> tuple[list[Solution], InverseState]:
+        """solve_rows on the numpy path, the reference of the compiled one."""
         y_n = self.norm.y_to_net(y)
         result = self.model.inverse(np.hstack([y_n, z]), self.method, self.tol, self.max_iter,
                                     warm_start)

@@ -36,8 +36,8 @@ class Tracker:
         self.state: InverseState | None = None
         if current_q is not None:
             self.state = self.solver.seed_state(current_q)
-            self.previous_latent = self.solver.forward(np.clip(
-                current_q, self.solver.problem.lower, self.solver.problem.upper))[1][0]
+            self.previous_latent = self.solver.latent(np.clip(
+                current_q, self.solver.problem.lower, self.solver.problem.upper))
 
     def step(self, task) -> Solution:
         """Solve the next target of the stream."""
@@ -49,5 +49,5 @@ class Tracker:
         solutions, self.state = self.solver.solve_rows(y[None], z[None], self.refine_answer,
                                                        self.state)
         solution = solutions[0]
-        self.previous_latent = self.solver.forward(solution.q)[1][0]
+        self.previous_latent = self.solver.latent(solution.q)
         return solution

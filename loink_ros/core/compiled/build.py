@@ -1,0 +1,126 @@
+"""Building the compiled runtime of a problem: C from CasADi (codegen.py) plus kernel.c,
+compiled once by the system C compiler into a shared library cached by a key of everything
+it depends on. A cache hit needs neither CasADi nor the compiler."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+from loink_ros.core.problems.problem import Problem
+
+PACKAGE = Path(__file__).resolve().parent
+KERNEL = PACKAGE / 'kernel.c'
+# Sources whose text decides the generated C: the problems and this package.
+SOURCES = sorted([*PACKAGE.glob('*.py'), KERNEL, *(PACKAGE.parent / 'problems').glob('*.py')])
+# No -ffast-math: the kernel must keep IEEE semantics (NaN checks, the reference's rounding).
+FLAGS = ['-O3', '-shared', '-fPIC', '-std=c99']
+# For this machine's vector units (~20% faster); dropped if the compiler refuses it. The
+# cache key names the CPU, so a cache shared by other machines is not reused by them.
+NATIVE = '-march=native'
+COMPILE_TIMEOUT_S = 600
+
+
+class BuildError(RuntimeError):
+    """The compiled runtime cannot be built: the reason, in one line."""
+
+
+@dataclass
+class Build:
+    """A compiled library and how it was obtained: from the cache (seconds 0) or built now."""
+
+    path: Path
+    cached: bool
+    seconds: float
+
+
+def cache_dir() -> Path:
+    """$LOINK_CACHE_DIR, else $XDG_CACHE_HOME/loink_ros, else ~/.cache/loink_ros."""
+    if os.environ.get('LOINK_CACHE_DIR'):
+        return Path(os.environ['LOINK_CACHE_DIR'])
+    base = os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache'
+    return Path(base) / 'loink_ros'
+
+
+def compiler() -> str:
+    """$CC, else cc: the system C compiler."""
+    return os.environ.get('CC', 'cc')
+
+
+def cache_key(problem: Problem) -> str:
+    """Hash of the sources, CasADi's version, the compiler and flags, and the problem."""
+    digest = hashlib.sha256()
+    for path in SOURCES:
+        digest.update(path.name.encode() + path.read_bytes())
+    digest.update(f'casadi {version("casadi")} {compiler()} {FLAGS} {NATIVE}'.encode())
+    digest.update(_cpu().encode())
+    digest.update(problem.compile_key().encode())
+    return digest.hexdigest()[:20]
+
+
+def _cpu() -> str:
+    """The CPU's model and feature flags (Linux), else the platform's machine name."""
+    try:
+        lines = Path('/proc/cpuinfo').read_text().splitlines()
+    except OSError:
+        return platform.machine()
+    return ' '.join(sorted({line for line in lines if line.startswith(('model name', 'flags'))}))
+
+
+def library_path(problem: Problem) -> Path:
+    """Where the compiled library of `problem` is cached."""
+    return cache_dir() / f'{problem.name}-{cache_key(problem)}.so'
+
+
+def compiled_library(problem: Problem, rebuild: bool = False) -> Build:
+    """The cached library of `problem`, built first if missing (or `rebuild`)."""
+    path = library_path(problem)
+    if path.exists() and not rebuild:
+        return Build(path, True, 0.0)
+    start = time.perf_counter()
+    _build(problem, path)
+    return Build(path, False, time.perf_counter() - start)
+
+
+def _build(problem: Problem, path: Path) -> None:
+    """Generate, compile into a temporary file beside `path`, then move it in place (atomic:
+    concurrent builds of the same key leave one whole library)."""
+    if shutil.which(compiler()) is None:
+        raise BuildError(f'no C compiler: {compiler()!r} is not on PATH (set CC)')
+    symbolic = problem.symbolic()
+    if symbolic is None:
+        raise BuildError(f'problem {problem.name!r} has no symbolic form (Problem.symbolic)')
+    from loink_ros.core.compiled.codegen import generate_sources  # CasADi only to build
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix='.build-') as work:
+        for name, text in generate_sources(symbolic).items():
+            Path(work, name).write_text(text)
+        target = Path(work, path.name)
+        sources = [str(KERNEL), str(Path(work, 'problem_functions.c'))]
+        command = [compiler(), *FLAGS, f'-I{work}', *sources, '-o', str(target), '-lm']
+        if _compile([*command, NATIVE]) is not None:
+            error = _compile(command)
+            if error is not None:
+                raise BuildError(error)
+        os.replace(target, path)
+
+
+def _compile(command: list[str]) -> str | None:
+    """Run the compiler; None on success, else what went wrong in one line."""
+    try:
+        result = subprocess.run(command, capture_output=True, text=True,
+                                timeout=COMPILE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f'{command[0]} failed: {err}'
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ['no output'])[-1]
+        return f'{command[0]} exited with {result.returncode}: {last}'
+    return None

@@ -1,0 +1,85 @@
+"""The compiled solve (kernel.c + the problem's generated functions) called through ctypes,
+which releases the GIL for the call: concurrent solves run in parallel."""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from loink_ros.core.compiled.packed_model import pack
+from loink_ros.core.problems.problem import Problem
+from loink_ros.core.runtime.model_file import ModelFile
+
+# Columns of KernelResult.info, in kernel.c's order.
+PREDICTED, COST, ERROR, CLIPPED, CONVERGED, VIOLATED = range(6)
+FIELDS = 6
+_POINTER, _INT, _REAL = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+
+
+@dataclass
+class KernelResult:
+    """Per row: q (B, n) in joint units, info (B, 6) by the columns above; the iterations per
+    monotone layer (max over rows) and the layer inputs (depth, B, n), a warm start."""
+
+    q: np.ndarray
+    info: np.ndarray
+    iterations: np.ndarray
+    state: np.ndarray
+
+
+class CompiledKernel:
+    """One model on one problem; the library from compiled.build.compiled_library."""
+
+    def __init__(self, library: Path, model: ModelFile, problem: Problem):
+        lib = ctypes.CDLL(str(library))
+        self._solve, self._forward = lib.loink_solve, lib.loink_forward
+        self._solve.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _REAL, _INT,
+                                _INT, _POINTER]
+        self._forward.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _POINTER]
+        if lib.loink_info_fields() != FIELDS:
+            raise RuntimeError(f'{library.name}: unexpected result layout')
+        self.library = library
+        self.ints, self.reals = pack(model, problem)
+        self._ints, self._reals = self.ints.ctypes.data, self.reals.ctypes.data
+        self.dim, self.task_dim, self.depth = (int(v) for v in self.ints[:3])
+        self.check(self._forward(self._ints, self._reals, 0, None, None, None))
+
+    def check(self, status: int) -> None:
+        if status != 0:
+            raise RuntimeError(f'{self.library.name} does not fit this model '
+                               f'(n {self.dim}, p {self.task_dim}, depth {self.depth})')
+
+    def solve(self, y: np.ndarray, z: np.ndarray, tol: float, max_iter: int, refine: bool,
+              warm: np.ndarray | None = None) -> KernelResult:
+        """Validated solves of tasks y (B, p) with latents z (B, n - p); warm (depth, B, n).
+        One input and one output buffer: each array handed to ctypes costs a microsecond."""
+        rows, n, depth = len(y), self.dim, self.depth
+        inputs = np.concatenate((np.ravel(y), np.ravel(z))).astype(np.float64, copy=False)
+        if inputs.size != rows * n:
+            raise ValueError(f'tasks {np.shape(y)} and latents {np.shape(z)} do not make '
+                             f'{rows} rows of {n}')
+        if warm is not None:
+            warm = np.ascontiguousarray(warm, np.float64)
+            if warm.shape != (depth, rows, n):
+                raise ValueError(f'warm start of shape {warm.shape}, need {(depth, rows, n)}')
+        out = np.empty(rows * (n + FIELDS) + depth * (rows * n + 1))
+        self.check(self._solve(self._ints, self._reals, rows, inputs.ctypes.data,
+                               None if warm is None else warm.ctypes.data, tol, max_iter,
+                               int(refine), out.ctypes.data))
+        info_at, state_at = rows * n, rows * (n + FIELDS)
+        return KernelResult(out[:info_at].reshape(rows, n),
+                            out[info_at:state_at].reshape(rows, FIELDS),
+                            out[state_at + depth * rows * n:].astype(int),
+                            out[state_at:state_at + depth * rows * n].reshape(depth, rows, n))
+
+    def forward(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """G of configurations q (B, n) in joint units: w (B, n) in network units
+        (normalised task, latent) and the monotone layers' inputs (depth, B, n)."""
+        q = np.ascontiguousarray(np.atleast_2d(q), np.float64)
+        w, state = np.empty_like(q), np.empty((self.depth, len(q), self.dim))
+        self.check(self._forward(self._ints, self._reals, len(q), q.ctypes.data, w.ctypes.data,
+                                 state.ctypes.data))
+        return w, state

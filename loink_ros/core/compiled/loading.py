@@ -1,0 +1,58 @@
+"""Loading the compiled kernel for a solver: build or reuse the cached library, then check
+it against the numpy path before any request is served."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from loink_ros.core.compiled.build import BuildError, compiled_library
+from loink_ros.core.compiled.compiled_kernel import CompiledKernel
+from loink_ros.core.problems.problem import Problem
+from loink_ros.core.runtime.model_file import ModelFile
+
+if TYPE_CHECKING:
+    from loink_ros.core.runtime.solver import LOInKSolver
+
+# The start-up check: compiled and numpy answers to the example target agree to this
+# (joint units; the parity tests hold them to 1e-10 on many targets).
+AGREE = 1e-9
+
+
+def load_kernel(solver: LOInKSolver, model: ModelFile,
+                problem: Problem) -> tuple[CompiledKernel | None, str]:
+    """(kernel, what was done) or (None, why not: the numpy path serves)."""
+    try:
+        build = compiled_library(problem)
+        try:
+            kernel = CompiledKernel(build.path, model, problem)
+            disagreement = _disagreement(solver, kernel)
+        except OSError:
+            if not build.cached:
+                raise
+            disagreement = float('inf')    # an unreadable cached file
+        if not disagreement <= AGREE and build.cached:   # a stale cache: build anew, once
+            build = compiled_library(problem, rebuild=True)
+            kernel = CompiledKernel(build.path, model, problem)
+            disagreement = _disagreement(solver, kernel)
+    except (BuildError, OSError, RuntimeError, ValueError) as err:
+        return None, f'compiled runtime unavailable ({err}); solving in numpy'
+    if not disagreement <= AGREE:
+        return None, (f'compiled runtime unavailable ({build.path.name} differs from numpy by '
+                      f'{disagreement:.3g} on the example target); solving in numpy')
+    how = 'cached' if build.cached else f'built in {build.seconds:.2f} s'
+    return kernel, f'compiled runtime: {build.path} ({how})'
+
+
+def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
+    """Largest difference of q, cost and task error on the example target, raw and refined."""
+    y = solver.example_task()[None]
+    z = np.zeros((1, solver.model.latent_dim))
+    worst = 0.0
+    for refine in (False, True):
+        reference = solver.solve_rows_numpy(y, z, refine)[0][0]
+        result = kernel.solve(y, z, solver._tol, solver._max_iter, refine)
+        worst = max(worst, float(np.abs(result.q[0] - reference.q).max()),
+                    abs(result.info[0, 1] - reference.cost), abs(result.info[0, 2] - reference.task_error))
+    return worst
