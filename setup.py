@@ -15,7 +15,8 @@ setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*']),
-    package_data={PACKAGE: ['robots/*.urdf']},
+    # kernel.c: the compiled runtime builds it at first use (docs/COMPILED.md).
+    package_data={PACKAGE: ['robots/*.urdf', 'core/compiled/kernel.c']},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
         ('share/' + PACKAGE, ['package.xml']),
@@ -26,7 +27,7 @@ setup(
     install_requires=['setuptools'],
     # colcon's pytest step runs only for a package whose test extra names pytest.
     extras_require={'test': ['pytest', 'pytest-timeout']},
-    zip_safe=True,
+    zip_safe=False,   # the URDFs and kernel.c are read as files
     maintainer='LOInK maintainers',
     maintainer_email='loink-maintainers@example.com',
     description='LOInK: learned inverse kinematics solver with a ROS 2 node.',

@@ -57,3 +57,29 @@ def test_colcon_test_runs_pytest_on_the_colcon_install(tmp_path, install):
     tests, errors, failures, _ = map(int, match.groups())
     assert tests > 0 and errors == 0 and failures == 0, summary
     assert (tmp_path / 'build' / PACKAGE / 'pytest.xml').is_file()
+
+
+COMPILED_CHECK = '''
+import sys
+import loink_ros
+from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.runtime.model_file import load_model
+from loink_ros.core.runtime.solver import LOInKSolver
+solver = LOInKSolver(load_model('planar3'), make_problem('planar3'))
+print(loink_ros.__file__)
+print(solver.runtime, solver.runtime_note)
+'''
+
+
+@pytest.mark.skipif(shutil.which('colcon') is None, reason='colcon not installed')
+def test_the_colcon_install_builds_the_compiled_runtime(tmp_path):
+    colcon(tmp_path, 'build')
+    site = next((tmp_path / 'install' / 'lib').glob('python3*/site-packages'))
+    env = {**os.environ, 'PYTHONPATH': f'{site}{os.pathsep}{os.environ.get("PYTHONPATH", "")}',
+           'LOINK_CACHE_DIR': str(tmp_path / 'cache')}
+    out = subprocess.run(['python', '-c', COMPILED_CHECK], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    where, runtime = out.stdout.splitlines()[:2]
+    assert where.startswith(str(tmp_path / 'install')), where
+    assert runtime.startswith('compiled compiled runtime: ') and 'built in' in runtime, runtime

@@ -4,10 +4,11 @@ import sys
 import threading
 
 import rclpy
-from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from threadpoolctl import threadpool_limits
 
+from loink_ros.node.executors import make_executor
 from loink_ros.node.failures import captured_stderr, init_error, startup_error
 from loink_ros.node.loink_node import LOInKNode
 from loink_ros.node.spinning import spin_until, stop_on_signals
@@ -25,10 +26,11 @@ def main(args: list[str] | None = None) -> int:
     with threadpool_limits(1):
         try:
             node = LOInKNode()
+            services = make_executor(node.settings.executor, node.settings.executor_threads)
         except Exception as err:  # noqa: BLE001 - every start-up failure is one line
             rclpy.try_shutdown()
             return fail(startup_error(err))
-        serve(node, stop)
+        serve(node, services, stop)
     return 0
 
 
@@ -38,14 +40,13 @@ def fail(reason: str) -> int:
     return 1
 
 
-def serve(node: LOInKNode, stop: threading.Event) -> None:
+def serve(node: LOInKNode, services: Executor, stop: threading.Event) -> None:
     """Spin until `stop` is set, then finish the callbacks in flight and shut down.
 
-    Services run on a multi-threaded executor in this thread; the stream's helper node on a
-    single-threaded executor of its own thread, so a busy service executor never delays a
-    target (docs/NODE.md, Threading: the layout was chosen by measurement).
+    Services run on `services` (parameter executor) in this thread; the stream's helper
+    node on a single-threaded executor of its own thread, so a busy service executor never
+    delays a target (docs/NODE.md, Threading: the layout was chosen by measurement).
     """
-    services = MultiThreadedExecutor(num_threads=node.settings.executor_threads)
     services.add_node(node)
     streams = SingleThreadedExecutor()
     streams.add_node(node.stream_node)

@@ -10,6 +10,7 @@ from rclpy.parameter import Parameter
 
 from loink_ros.core.runtime.requests import MAX_SAMPLES
 from loink_ros.core.runtime.solver import RUNTIMES
+from loink_ros.node.executors import EXECUTORS
 from loink_ros.node.failures import StartupError
 
 
@@ -37,6 +38,7 @@ class Settings:
     max_samples: int
     ik_timeout: float
     diagnostics_period: float
+    executor: str
     executor_threads: int
     runtime: str
 
@@ -95,6 +97,9 @@ SPECS: dict[str, Spec] = {
                        live=True, low=0.0, high=60.0, positive=True),
     'diagnostics_period': Spec(1.0, 'Seconds between /diagnostics reports.', low=0.0,
                                high=3600.0, positive=True),
+    'executor': Spec('multi_threaded', 'Executor of the services: multi_threaded, '
+                     'single_threaded or events (rclpy.experimental, Kilted and newer).',
+                     choices=EXECUTORS),
     'executor_threads': Spec(4, 'Threads of the multi-threaded executor.', low=4, high=64),
     'runtime': Spec('compiled', 'compiled: solve in C (built once, cached; numpy if it cannot '
                     'be, with a warning); numpy: the reference path.', choices=RUNTIMES),

@@ -144,9 +144,9 @@ def floor_workload(work: Workload, prefix: str) -> Workload:
 
 
 def measure_floor(calls: RosCalls, namespace: str, workloads: list[Workload],
-                  executor_threads: int) -> dict[str, dict]:
+                  executor: str, executor_threads: int) -> dict[str, dict]:
     """Figures of each workload (1 and 8 clients) against a fresh empty server."""
-    server = empty_service_process(namespace, executor_threads)
+    server = empty_service_process(namespace, executor, executor_threads)
     try:
         floors = [floor_workload(work, server.prefix) for work in workloads]
         probes = [calls.node.create_client(work.service_type, work.name) for work in floors]
@@ -299,24 +299,28 @@ def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
     for work in workloads:
         result[work.key] = {'request': work.what,
                             **{f'clients_{n}': measure(calls, work, n) for n in (1, 8)}}
-    threads = node_parameters(calls, prefix, ['executor_threads'])[0].integer_value
-    floors = measure_floor(calls, namespace, workloads, threads)
+    kind, threads = node_parameters(calls, prefix, ['executor', 'executor_threads'])
+    kind, threads = kind.string_value, threads.integer_value
+    result['executor'] = {'kind': kind, 'threads': threads}
+    floors = measure_floor(calls, namespace, workloads, kind, threads)
     for key, floor in floors.items():
-        result[key].update({'floor': {'server': 'empty rclpy service, same types, '
-                                      f'MultiThreadedExecutor({threads})', **floor},
+        result[key].update({'floor': {'server': f'empty rclpy service, same types, {kind} '
+                                      f'executor ({threads} threads if multi_threaded)', **floor},
                             **over_floor(result[key], floor)})
     result['stream'] = [stream_figures(calls, prefix, tasks, rate) for rate in STREAM_RATES]
     return result
 
 
 def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345,
-        load: int = 0) -> dict:
-    """Bench the node at `namespace`, or start one (with refine on) and bench that, while
-    `load` busy-loop processes run."""
+        load: int = 0, executor: str | None = None) -> dict:
+    """Bench the node at `namespace`, or start one (with refine on, and `executor` unless
+    None) and bench that, while `load` busy-loop processes run."""
     started = None
     if namespace is None:
         environment = isolate_ros_environment()
-        started = NodeProcess(f'/loink_bench_{os.getpid()}', {'model': model, 'refine': 'true'})
+        parameters = {'model': model, 'refine': 'true',
+                      **({} if executor is None else {'executor': executor})}
+        started = NodeProcess(f'/loink_bench_{os.getpid()}', parameters)
         namespace = started.namespace
     calls = RosCalls(f'loink_bench_{os.getpid()}')
     try:
@@ -327,7 +331,7 @@ def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345,
             result = bench(calls, namespace, count, seed)
         result['namespace'], result['busy_processes'] = namespace, load
         if started is not None:
-            result['node'] = {'started_by_bench': True, 'parameters': {'refine': True},
+            result['node'] = {'started_by_bench': True, 'parameters': parameters,
                               **environment}
         return result
     finally:

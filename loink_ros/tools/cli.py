@@ -134,7 +134,7 @@ def cmd_bench(args) -> None:
     if args.target == 'node':
         from loink_ros.tools import bench_node
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
-                             args.seed, args.load), args.json)
+                             args.seed, args.load, args.executor), args.json)
         return
     from loink_ros.tools import bench_magneto, bench_panda, bench_planar3, verify_magneto
     benches = {'planar3': (bench_planar3.run, 500),
@@ -254,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,
                    help='node: busy-loop processes running meanwhile (a loaded machine)')
+    p.add_argument('--executor', choices=['multi_threaded', 'single_threaded', 'events'],
+                   help="node: the started node's executor parameter (default: its own)")
     p.add_argument('--seed', type=int, default=12345)
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)

@@ -1,11 +1,11 @@
 """The floor of `loink bench node`: a real rclpy node whose services answer at once.
 
 It serves ~/solve (loink_msgs/srv/Solve) and, where moveit_msgs imports, ~/get_position_ik
-(GetPositionIK), with handlers that return the empty response, on a MultiThreadedExecutor
-with a reentrant group as loink_node serves its own: a round trip to it is what DDS and
-rclpy cost with no work done. Run as
-`python -m loink_ros.tools.empty_service --ros-args -r __ns:=NS [-p executor_threads:=N]`;
-SIGINT or SIGTERM stops it with exit 0.
+(GetPositionIK), with handlers that return the empty response, on the executor loink_node
+would use (parameters executor and executor_threads: node/executors.py) with a reentrant
+group as loink_node serves its own: a round trip to it is what DDS and rclpy cost with no
+work done. Run as `python -m loink_ros.tools.empty_service --ros-args -r __ns:=NS
+[-p executor:=KIND] [-p executor_threads:=N]`; SIGINT or SIGTERM stops it with exit 0.
 """
 
 import sys
@@ -13,10 +13,10 @@ import sys
 import rclpy
 from loink_msgs.srv import Solve
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from loink_ros.node.executors import make_executor
 from loink_ros.node.spinning import spin_until, stop_on_signals
 from loink_ros.tools.node_process import NodeProcess
 
@@ -33,6 +33,7 @@ class EmptyServices(Node):
 
     def __init__(self):
         super().__init__(NODE_NAME)
+        self.kind = self.declare_parameter('executor', 'multi_threaded').value
         self.threads = self.declare_parameter('executor_threads', 4).value
         group = ReentrantCallbackGroup()
         self.create_service(Solve, '~/solve', answer_empty, callback_group=group)
@@ -49,7 +50,7 @@ def main(args: list[str] | None = None) -> int:
     stop = stop_on_signals()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = EmptyServices()
-    executor = MultiThreadedExecutor(num_threads=node.threads)
+    executor = make_executor(node.kind, node.threads)
     executor.add_node(node)
     spin_until(executor, stop)
     node.destroy_node()
@@ -57,9 +58,10 @@ def main(args: list[str] | None = None) -> int:
     return 0
 
 
-def empty_service_process(namespace: str, executor_threads: int = 4) -> NodeProcess:
+def empty_service_process(namespace: str, executor: str = 'multi_threaded',
+                          executor_threads: int = 4) -> NodeProcess:
     """This module as a background process in `namespace`; its services at `.prefix`."""
-    return NodeProcess(namespace, {'executor_threads': executor_threads},
+    return NodeProcess(namespace, {'executor': executor, 'executor_threads': executor_threads},
                        command=[sys.executable, '-m', 'loink_ros.tools.empty_service'],
                        node_name=NODE_NAME)
 

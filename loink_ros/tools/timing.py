@@ -7,11 +7,14 @@ from collections.abc import Callable
 import numpy as np
 
 REPEATS = 3
-TIMING = f'best of {REPEATS} wall times per target, median or mean over targets, 1 BLAS thread'
+TIMING = (f'one unmeasured call, then best of {REPEATS} wall times per target, median or mean '
+          'over targets, 1 BLAS thread')
 
 
 def best_of(func: Callable[[], object], repeats: int = REPEATS) -> tuple[float, object]:
-    """Best of `repeats` wall times in ms (robust to other load on the machine), and the result."""
+    """Best of `repeats` wall times in ms (robust to other load on the machine), and the
+    result; one unmeasured call first, so every method is timed warm (caches, allocations)."""
+    func()
     best, out = float('inf'), None
     for _ in range(repeats):
         began = time.perf_counter()

@@ -4,6 +4,7 @@ which releases the GIL for the call: concurrent solves run in parallel."""
 from __future__ import annotations
 
 import ctypes
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,8 @@ _POINTER, _INT, _REAL = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 @dataclass
 class KernelResult:
     """Per row: q (B, n) in joint units, info (B, 6) by the columns above; the iterations per
-    monotone layer (max over rows) and the layer inputs (depth, B, n), a warm start."""
+    monotone layer (max over rows, whole numbers as floats) and the layer inputs (depth, B,
+    n), a warm start."""
 
     q: np.ndarray
     info: np.ndarray
@@ -41,7 +43,7 @@ class CompiledKernel:
         self._forward.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _POINTER]
         if lib.loink_info_fields() != FIELDS:
             raise RuntimeError(f'{library.name}: unexpected result layout')
-        self.library = library
+        self.library, self._local = library, threading.local()
         self.ints, self.reals = pack(model, problem)
         self._ints, self._reals = self.ints.ctypes.data, self.reals.ctypes.data
         self.dim, self.task_dim, self.depth = (int(v) for v in self.ints[:3])
@@ -52,28 +54,41 @@ class CompiledKernel:
             raise RuntimeError(f'{self.library.name} does not fit this model '
                                f'(n {self.dim}, p {self.task_dim}, depth {self.depth})')
 
+    def _buffers(self, rows: int) -> tuple[np.ndarray, int, np.ndarray, int]:
+        """This thread's input and output buffers for `rows` rows and their addresses: taking
+        an array's address costs a microsecond, so each thread keeps its own pair."""
+        local = self._local
+        if getattr(local, 'rows', 0) < rows:
+            n, depth = self.dim, self.depth
+            local.inputs = np.empty(rows * n)
+            local.out = np.empty(rows * (n + FIELDS) + depth * (rows * n + 1))
+            local.addresses = (local.inputs.ctypes.data, local.out.ctypes.data)
+            local.rows = rows
+        return local.inputs, local.addresses[0], local.out, local.addresses[1]
+
     def solve(self, y: np.ndarray, z: np.ndarray, tol: float, max_iter: int, refine: bool,
               warm: np.ndarray | None = None) -> KernelResult:
-        """Validated solves of tasks y (B, p) with latents z (B, n - p); warm (depth, B, n).
-        One input and one output buffer: each array handed to ctypes costs a microsecond."""
-        rows, n, depth = len(y), self.dim, self.depth
-        inputs = np.concatenate((np.ravel(y), np.ravel(z))).astype(np.float64, copy=False)
-        if inputs.size != rows * n:
-            raise ValueError(f'tasks {np.shape(y)} and latents {np.shape(z)} do not make '
-                             f'{rows} rows of {n}')
+        """Validated solves of tasks y (B, p) with latents z (B, n - p); warm (depth, B, n)."""
+        rows, n, p, depth = len(y), self.dim, self.task_dim, self.depth
+        if np.shape(y) != (rows, p) or np.shape(z) != (rows, n - p):
+            raise ValueError(f'tasks {np.shape(y)} and latents {np.shape(z)}: need '
+                             f'({rows}, {p}) and ({rows}, {n - p})')
         if warm is not None:
             warm = np.ascontiguousarray(warm, np.float64)
             if warm.shape != (depth, rows, n):
                 raise ValueError(f'warm start of shape {warm.shape}, need {(depth, rows, n)}')
-        out = np.empty(rows * (n + FIELDS) + depth * (rows * n + 1))
-        self.check(self._solve(self._ints, self._reals, rows, inputs.ctypes.data,
+        inputs, inputs_at, out, out_at = self._buffers(rows)
+        inputs[:rows * p] = np.ravel(y)
+        inputs[rows * p:rows * n] = np.ravel(z)
+        self.check(self._solve(self._ints, self._reals, rows, inputs_at,
                                None if warm is None else warm.ctypes.data, tol, max_iter,
-                               int(refine), out.ctypes.data))
+                               int(refine), out_at))
         info_at, state_at = rows * n, rows * (n + FIELDS)
-        return KernelResult(out[:info_at].reshape(rows, n),
-                            out[info_at:state_at].reshape(rows, FIELDS),
-                            out[state_at + depth * rows * n:].astype(int),
-                            out[state_at:state_at + depth * rows * n].reshape(depth, rows, n))
+        state_end = state_at + depth * rows * n
+        return KernelResult(out[:info_at].reshape(rows, n).copy(),
+                            out[info_at:state_at].reshape(rows, FIELDS).copy(),
+                            out[state_end:state_end + depth].copy(),
+                            out[state_at:state_end].reshape(depth, rows, n).copy())
 
     def forward(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """G of configurations q (B, n) in joint units: w (B, n) in network units

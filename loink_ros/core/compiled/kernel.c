@@ -13,6 +13,7 @@
 #define MAX_BLOCKS 32
 #define MAX_HEAD 8
 #define MAX_WIDTH 64               /* widest cost-head layer */
+#define WIDE_ROWS 8                /* joints from which jacobian() adds rows column-wise */
 #define ARMIJO 1e-4
 #define MAX_HALVINGS 30
 #define EXACT_TOL 1e-9
@@ -26,7 +27,8 @@ typedef struct {
   const int *start;                  /* blocks + 1 hidden-unit offsets */
   double mu, gamma;
   const double *w_in, *b, *w_out, *b_y, *S, *origin_out, *origin_inv_t;
-  const double *VT[MAX_BLOCKS];      /* V[l]^T: (units of block l-1) x (units of block l) */
+  const double *V[MAX_BLOCKS];       /* V[l]: (units of block l) x (units of block l-1) */
+  const double *VT[MAX_BLOCKS];      /* V[l]^T, for products along the other axis */
 } monotone;
 
 typedef struct { const double *R, *b; } orthogonal;
@@ -67,8 +69,9 @@ static int unpack(const int *ints, const double *reals, network *net) {
     m->w_in = rp; rp += n * m->N;
     m->b = rp; rp += m->N;
     for (int l = 1; l < m->blocks; l++) {
-      m->VT[l] = rp;
-      rp += (m->start[l + 1] - m->start[l]) * (m->start[l] - m->start[l - 1]);
+      int size = (m->start[l + 1] - m->start[l]) * (m->start[l] - m->start[l - 1]);
+      m->V[l] = rp; rp += size;
+      m->VT[l] = rp; rp += size;
     }
     m->w_out = rp; rp += m->N * n;
     m->b_y = rp; rp += n;
@@ -132,31 +135,80 @@ static double residual(const monotone *m, int n, const double *x, const double *
   return f_max;
 }
 
-/* dM/dx (n x n, row-major) from the hidden units h (MonotoneMap.jacobian_at): the rows of
- * G = dh/dx of inactive units are zero and skipped. */
+/* dM/dx (n x n, row-major) from the hidden units h (MonotoneMap.jacobian_at). Only the
+ * active units have nonzero rows of G = dh/dx, so the loops run over a list of them. */
 static void jacobian(const monotone *m, int n, const double *h, double *g, double *jac) {
-  for (int j = 0; j < m->N; j++)
-    for (int i = 0; i < n; i++) g[j * n + i] = h[j] > 0.0 ? m->S[j * n + i] : 0.0;
+  int active[m->N], count = 0, first[MAX_BLOCKS + 1];
+  double acc[n];
+  for (int l = 0; l < m->blocks; l++) {
+    first[l] = count;
+    for (int j = m->start[l]; j < m->start[l + 1]; j++)
+      if (h[j] > 0.0) active[count++] = j;
+  }
+  first[m->blocks] = count;
+  /* Block by block: G_l = D_l (S_l + V_l G_(l-1)). Few joints (narrow rows): each row of
+   * G_l sums rows of G_(l-1) in a local array; many: G_(l-1)'s rows are added into G_l's,
+   * which streams better (measured: planar3 and Magneto, docs/COMPILED.md). */
+  for (int a = (n < WIDE_ROWS ? first[0] : 0); a < (n < WIDE_ROWS ? first[1] : count); a++)
+    memcpy(g + active[a] * n, m->S + active[a] * n, sizeof(double) * n);
   for (int l = 1; l < m->blocks; l++) {
-    int lo = m->start[l], hi = m->start[l + 1], plo = m->start[l - 1], bw = hi - lo;
-    for (int k = plo; k < lo; k++) {
-      if (!(h[k] > 0.0)) continue;
-      const double *col = m->VT[l] + (k - plo) * bw, *gk = g + k * n;
-      for (int j = lo; j < hi; j++) {
-        if (!(h[j] > 0.0)) continue;
-        const double vk = col[j - lo];
-        double *gj = g + j * n;
-        for (int i = 0; i < n; i++) gj[i] += vk * gk[i];
+    int lo = m->start[l], plo = m->start[l - 1], pw = lo - plo, bw = m->start[l + 1] - lo;
+    if (n < WIDE_ROWS) {
+      for (int a = first[l]; a < first[l + 1]; a++) {
+        int j = active[a];
+        const double *v = m->V[l] + (j - lo) * pw;
+        for (int i = 0; i < n; i++) acc[i] = 0.0;
+        for (int b = first[l - 1]; b < first[l]; b++) {
+          const double vk = v[active[b] - plo], *gk = g + active[b] * n;
+          for (int i = 0; i < n; i++) acc[i] += vk * gk[i];
+        }
+        for (int i = 0; i < n; i++) g[j * n + i] = m->S[j * n + i] + acc[i];
+      }
+    } else {
+      /* Four rows of G_(l-1) at a time: a quarter of the loads and stores of G_l. */
+      int b = first[l - 1];
+      for (; b + 4 <= first[l]; b += 4) {
+        const double *c0 = m->VT[l] + (active[b] - plo) * bw, *c1 = m->VT[l] + (active[b + 1] - plo) * bw;
+        const double *c2 = m->VT[l] + (active[b + 2] - plo) * bw, *c3 = m->VT[l] + (active[b + 3] - plo) * bw;
+        const double *g0 = g + active[b] * n, *g1 = g + active[b + 1] * n;
+        const double *g2 = g + active[b + 2] * n, *g3 = g + active[b + 3] * n;
+        for (int a = first[l]; a < first[l + 1]; a++) {
+          const int j = active[a] - lo;
+          const double v0 = c0[j], v1 = c1[j], v2 = c2[j], v3 = c3[j];
+          double *gj = g + active[a] * n;
+          for (int i = 0; i < n; i++) gj[i] += (v0 * g0[i] + v1 * g1[i]) + (v2 * g2[i] + v3 * g3[i]);
+        }
+      }
+      for (; b < first[l]; b++) {
+        const double *col = m->VT[l] + (active[b] - plo) * bw, *gk = g + active[b] * n;
+        for (int a = first[l]; a < first[l + 1]; a++) {
+          const double vk = col[active[a] - lo];
+          double *gj = g + active[a] * n;
+          for (int i = 0; i < n; i++) gj[i] += vk * gk[i];
+        }
       }
     }
   }
+  /* jac = mu I + gamma S^T G over the active units, four units at a time. */
   for (int r = 0; r < n * n; r++) jac[r] = 0.0;
-  for (int j = 0; j < m->N; j++) {
-    if (!(h[j] > 0.0)) continue;
-    const double *sj = m->S + j * n, *gj = g + j * n;
+  int a = 0;
+  for (; a + 4 <= count; a += 4) {
+    const double *s0 = m->S + active[a] * n, *s1 = m->S + active[a + 1] * n;
+    const double *s2 = m->S + active[a + 2] * n, *s3 = m->S + active[a + 3] * n;
+    const double *g0 = g + active[a] * n, *g1 = g + active[a + 1] * n;
+    const double *g2 = g + active[a + 2] * n, *g3 = g + active[a + 3] * n;
     for (int r = 0; r < n; r++) {
-      const double a = m->gamma * sj[r];
-      for (int c = 0; c < n; c++) jac[r * n + c] += a * gj[c];
+      const double k0 = m->gamma * s0[r], k1 = m->gamma * s1[r];
+      const double k2 = m->gamma * s2[r], k3 = m->gamma * s3[r];
+      double *row = jac + r * n;
+      for (int c = 0; c < n; c++) row[c] += (k0 * g0[c] + k1 * g1[c]) + (k2 * g2[c] + k3 * g3[c]);
+    }
+  }
+  for (; a < count; a++) {
+    const double *sj = m->S + active[a] * n, *gj = g + active[a] * n;
+    for (int r = 0; r < n; r++) {
+      const double c_r = m->gamma * sj[r];
+      for (int c = 0; c < n; c++) jac[r * n + c] += c_r * gj[c];
     }
   }
   for (int r = 0; r < n; r++) jac[r * n + r] += m->mu;

@@ -1,6 +1,7 @@
 """A loaded model as the two flat arrays kernel.c reads (docs/COMPILED.md): integers (sizes)
 and reals (weights, normalisation, the robot's joint limits), in the kernel's order; the
-couplings V and the cost head's W transposed, so the kernel's products run along memory."""
+couplings V both as they are and transposed, and the cost head's W transposed, so the
+kernel's products run along memory."""
 
 import numpy as np
 
@@ -19,7 +20,8 @@ def pack(model: ModelFile, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     for layer, newton in zip(network.monotone, model.inverse.newton):
         starts = [s.start for s in layer.slices] + [layer.slices[-1].stop]
         ints += [layer.width, len(layer.slices), *starts]
-        reals += [[layer.mu, layer.gamma], layer.w_in, layer.b, *(v.T for v in layer.V), layer.w_out,
+        reals += [[layer.mu, layer.gamma], layer.w_in, layer.b, *(m for v in layer.V for m in (v, v.T)),
+                  layer.w_out,
                   layer.b_y, layer.S, newton.origin_output, newton.origin_inverse_t]
     for w, b in head:
         ints += [w.shape[1], w.shape[0]]

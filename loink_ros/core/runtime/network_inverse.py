@@ -15,14 +15,15 @@ INVERSE_DEFAULTS = {'newton': (1e-10, 50), 'davis_yin': (1e-6, 5000)}
 
 @dataclass
 class InverseState:
-    """Per monotone layer (forward order): Davis-Yin u (B, N) and solution x (B, n).
+    """Per monotone layer (forward order): Davis-Yin u (B, N) and solution x (B, n); x may
+    also be one array (depth, B, n), as the compiled runtime gives it.
 
     A Newton solve leaves u[k] None: deriving it costs ~10% of the solve, and splitting()
     recovers it exactly from x[k] when Davis-Yin is warm-started from this state.
     """
 
     u: list[np.ndarray | None]
-    x: list[np.ndarray]
+    x: list[np.ndarray] | np.ndarray
 
     def splitting(self, solver: DavisYinInverse, k: int) -> np.ndarray:
         """The Davis-Yin u of monotone layer k, derived from x[k] where the solve was Newton."""

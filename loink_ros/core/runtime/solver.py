@@ -104,7 +104,7 @@ class LOInKSolver:
         q = requests.finite_vector(seed, self.problem.dim, 'seed', ErrorCode.INVALID_SEED_STATE)
         q = np.clip(q, self.problem.lower, self.problem.upper)
         if self.kernel is not None:
-            return InverseState([None] * self.kernel.depth, list(self.kernel.forward(q)[1]))
+            return InverseState([None] * self.kernel.depth, self.kernel.forward(q)[1])
         return self.model.inverse.state_at(self.norm.x_to_net(q[None]))
 
     def latent(self, q: np.ndarray) -> np.ndarray:
@@ -156,13 +156,20 @@ class LOInKSolver:
         """Checked tasks (B, p) and latents (B, n - p) to solutions and the inverse's state."""
         if self.kernel is None:
             return self.solve_rows_numpy(y, z, refine_answer, warm_start)
-        warm = None if warm_start is None else np.stack(warm_start.x)
+        warm = None if warm_start is None else np.asarray(warm_start.x)
         result = self.kernel.solve(y, z, self._tol, self._max_iter, refine_answer, warm)
-        solutions = [Solution(q, z[i], predicted, cost, error, bool(clipped), refine_answer,
-                              bool(converged), tuple(self.problem.violations(q)) if bad else ())
-                     for i, (q, (predicted, cost, error, clipped, converged, bad))
-                     in enumerate(zip(result.q, result.info.tolist()))]
-        return solutions, InverseState([None] * len(result.state), list(result.state))
+        q, info = result.q, result.info.tolist()
+        solutions = [self._compiled_solution(q[i], z[i], info[i], refine_answer)
+                     for i in range(len(info))]
+        return solutions, InverseState([None] * self.kernel.depth, result.state)
+
+    def _compiled_solution(self, q: np.ndarray, z: np.ndarray, info: list[float],
+                           refine_answer: bool) -> Solution:
+        """A Solution from one row of the kernel's info (compiled_kernel's columns)."""
+        predicted, cost, error, clipped, converged, violated = info
+        violations = tuple(self.problem.violations(q)) if violated else ()
+        return Solution(q, z, predicted, cost, error, bool(clipped), refine_answer,
+                        bool(converged), violations)
 
     def solve_rows_numpy(self, y: np.ndarray, z: np.ndarray, refine_answer: bool,
                          warm_start: InverseState | None = None

@@ -1,0 +1,1 @@
+"""The compiled runtime: the validated solve in C (docs/COMPILED.md)."""
