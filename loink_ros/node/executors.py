@@ -4,7 +4,7 @@ from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecu
 
 from loink_ros.node.failures import StartupError
 
-EXECUTORS = ('multi_threaded', 'single_threaded', 'events')
+EXECUTORS = ('single_threaded', 'multi_threaded', 'events')
 
 
 def make_executor(kind: str, threads: int) -> Executor:

@@ -67,6 +67,7 @@ class MoveItIK:
         self.joint_names = list(problem.joint_names)
         self.base, self.tips = problem.base_frame, problem.same_position_links()
         self.axes = position_axes(problem.task_names, problem.tip_frame)
+        self.said_no_collisions = False
 
     def compute_ik(self, request: GetPositionIK.Request,
                    response: GetPositionIK.Response) -> GetPositionIK.Response:
@@ -91,9 +92,12 @@ class MoveItIK:
         settings = self.settings()
         timeout = ik.timeout.sec + 1e-9 * ik.timeout.nanosec or settings.ik_timeout
         self.check_target(ik, settings.group_name)
-        if ik.avoid_collisions:
+        if ik.avoid_collisions and not self.said_no_collisions:
+            # Our own flag: rclpy's once=True inspects the caller's frame on every call
+            # (~0.2 ms), and MoveIt sets avoid_collisions on every request.
+            self.said_no_collisions = True
             self.logger.info('GetPositionIK: avoid_collisions is not honoured, this solver '
-                             'does no collision checking', once=True)
+                             'does no collision checking')
         task = self.task(ik.pose_stamped.pose)
         index, seed = self.group_seed(ik.robot_state)
         solution, reason = self.search(task, seed, settings, began + timeout)

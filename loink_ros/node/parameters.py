@@ -97,8 +97,8 @@ SPECS: dict[str, Spec] = {
                        live=True, low=0.0, high=60.0, positive=True),
     'diagnostics_period': Spec(1.0, 'Seconds between /diagnostics reports.', low=0.0,
                                high=3600.0, positive=True),
-    'executor': Spec('multi_threaded', 'Executor of the services: multi_threaded, '
-                     'single_threaded or events (rclpy.experimental, Kilted and newer).',
+    'executor': Spec('single_threaded', 'Executor of the services: single_threaded, '
+                     'multi_threaded or events (rclpy.experimental, Kilted and newer).',
                      choices=EXECUTORS),
     'executor_threads': Spec(4, 'Threads of the multi-threaded executor.', low=4, high=64),
     'runtime': Spec('compiled', 'compiled: solve in C (built once, cached; numpy if it cannot '

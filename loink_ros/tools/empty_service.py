@@ -33,7 +33,7 @@ class EmptyServices(Node):
 
     def __init__(self):
         super().__init__(NODE_NAME)
-        self.kind = self.declare_parameter('executor', 'multi_threaded').value
+        self.kind = self.declare_parameter('executor', 'single_threaded').value
         self.threads = self.declare_parameter('executor_threads', 4).value
         group = ReentrantCallbackGroup()
         self.create_service(Solve, '~/solve', answer_empty, callback_group=group)
@@ -58,7 +58,7 @@ def main(args: list[str] | None = None) -> int:
     return 0
 
 
-def empty_service_process(namespace: str, executor: str = 'multi_threaded',
+def empty_service_process(namespace: str, executor: str = 'single_threaded',
                           executor_threads: int = 4) -> NodeProcess:
     """This module as a background process in `namespace`; its services at `.prefix`."""
     return NodeProcess(namespace, {'executor': executor, 'executor_threads': executor_threads},

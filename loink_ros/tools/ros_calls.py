@@ -11,6 +11,18 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from loink_ros.node.spinning import spin_until
+
+
+def client_executor(context: Context):
+    """rclpy's EventsExecutor where there is one (Kilted and newer: the least overhead per
+    call, so the clients are not what a bench measures), else a SingleThreadedExecutor."""
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor(context=context)
+    return EventsExecutor(context=context)
+
 
 class RosCalls:
     """One client node spun in a background thread; call() blocks the calling thread only."""
@@ -19,9 +31,11 @@ class RosCalls:
         self.context = Context()
         rclpy.init(context=self.context)
         self.node = Node(name, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor = client_executor(self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=spin_until, args=(self.executor, self.stop),
+                                       daemon=True)
         self.thread.start()
 
     def call(self, client, request, timeout: float = 10.0):
@@ -50,7 +64,7 @@ class RosCalls:
 
     def close(self) -> None:
         """Stop spinning and release the context."""
-        self.executor.shutdown(timeout_sec=2.0)
+        self.stop.set()
+        self.thread.join(timeout=5.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
-        self.thread.join(timeout=5.0)

@@ -42,7 +42,7 @@ def load_kernel(solver: LOInKSolver, model: ModelFile,
         return None, (f'compiled runtime unavailable ({build.path.name} differs from numpy by '
                       f'{disagreement:.3g} on the example target); solving in numpy')
     how = 'cached' if build.cached else f'built in {build.seconds:.2f} s'
-    return kernel, f'compiled runtime: {build.path} ({how})'
+    return kernel, f'compiled runtime: {build.path.name} ({how})'
 
 
 def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
