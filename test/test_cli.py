@@ -163,3 +163,13 @@ def test_output_cut_short_by_the_reader_is_no_error(tiny, tmp_path):
     process.stdout.close()
     assert process.wait(timeout=120) == 0
     assert 'Traceback' not in process.stderr.read().decode()
+
+
+def test_bench_threads_reports_both_runtimes_of_every_model(tmp_path):
+    out = ok_json(run_cli('bench', 'threads', '--tasks', '5', '--json', '-', cwd=tmp_path))
+    assert set(out['models']) == {'planar3', 'panda', 'magneto'}
+    for figures in out['models'].values():
+        for runtime in ('compiled', 'numpy'):
+            rates = figures[runtime]['solves_per_s']
+            assert set(rates) == {'1', '2'} and all(r > 0 for r in rates.values())
+            assert figures[runtime]['speedup']['1'] == 1.0

@@ -136,7 +136,11 @@ def cmd_bench(args) -> None:
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
                              args.seed, args.load, args.executor), args.json)
         return
-    from loink_ros.tools import bench_magneto, bench_panda, bench_planar3, verify_magneto
+    from loink_ros.tools import (bench_magneto, bench_panda, bench_planar3, bench_threads,
+                                 verify_magneto)
+    if args.target == 'threads':
+        _emit(bench_threads.run(args.tasks or 200, args.seed), args.json)
+        return
     benches = {'planar3': (bench_planar3.run, 500),
                'panda': (bench_panda.run, bench_panda.DEFAULT_TASKS),
                'magneto': (bench_magneto.run, 200), 'magneto-verify': (verify_magneto.run, 40)}
@@ -246,7 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser('bench', help='accuracy and speed figures as JSON')
     p.add_argument('target', help='planar3, panda, magneto (LOInK vs IPOPT), magneto-verify '
                    '(multi-start study, no model), node (service round trips over DDS), or '
-                   'imports (start-up: fresh-process import times of the solver and the node)')
+                   'imports (start-up: fresh-process import times of the solver and the node), '
+                   'or threads (solves per second with 1 and 2 threads sharing a solver)')
     p.add_argument('--model', help='model to bench (default: the shipped one)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
                    '2000 requests per client count for node; imports: 20 processes per module)')

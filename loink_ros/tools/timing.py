@@ -1,8 +1,9 @@
 """Wall-clock timing shared by the benches."""
 
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -51,3 +52,27 @@ def single_start_figures(col: dict[str, np.ndarray]) -> dict:
            for k, v in speedups(col['single_ms'], col['refined_ms']).items()},
         'single_start_speedup_unrefined': speedups(col['single_ms'], col['raw_ms']),
     }
+
+
+def thread_scaling(solve: Callable[[object], object], tasks: Sequence,
+                   threads: Sequence[int] = (1, 2), rounds: int = 20) -> dict:
+    """Solves per second when `threads` threads each solve their share of the `tasks`
+    (every task `rounds` times) in a plain loop, and the speed-up over one thread: how far
+    the GIL lets concurrent calls scale."""
+    work = list(tasks) * rounds
+    rates = {}
+    for count in threads:
+        shares = [work[k::count] for k in range(count)]
+        for task in work[:count]:
+            solve(task)                                # warm: buffers, caches
+        workers = [threading.Thread(target=lambda share=share: [solve(t) for t in share])
+                   for share in shares]
+        began = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        rates[count] = len(work) / (time.perf_counter() - began)
+    return {'solves_per_s': {str(k): v for k, v in rates.items()},
+            'speedup': {str(k): v / rates[threads[0]] for k, v in rates.items()},
+            'cpus': os.cpu_count()}
