@@ -47,7 +47,8 @@ class LOInKNode(Node):
         self.add_post_set_parameters_callback(self.on_parameters_set)
         self.stats = RequestStats()
         self.robot = CurrentConfiguration(list(self.solver.problem.joint_names))
-        # Reentrant: requests are served in parallel; handlers keep no state between calls.
+        # Reentrant: on a multi-threaded executor requests run in parallel; handlers keep no
+        # state between calls.
         services = ReentrantCallbackGroup()
         ik = IKServices(self.solver, self.current, self.get_clock(), self.get_logger(),
                         self.stats)

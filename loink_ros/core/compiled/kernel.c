@@ -12,7 +12,7 @@
 #define MAX_DEPTH 16
 #define MAX_BLOCKS 32
 #define MAX_HEAD 8
-#define MAX_WIDTH 64               /* widest cost-head layer */
+#define MAX_WIDTH 1024             /* widest cost-head layer */
 #define WIDE_ROWS 8                /* joints from which jacobian() adds rows column-wise */
 #define ARMIJO 1e-4
 #define MAX_HALVINGS 30
