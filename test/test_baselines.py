@@ -122,3 +122,25 @@ def test_single_start_optimiser_returns_a_feasible_optimum(make):
         multi = reference_optimum(problem, y, starts=4, seed=SEED, initial=nominal_start(problem))
         assert multi.cost <= single.cost + 1e-9
         assert any(np.allclose(q, single.q, atol=1e-9) for q, _ in multi.optima)
+
+
+def test_trac_ik_reaches_poses_inside_the_urdf_limits_and_agrees_with_pinocchio():
+    import pinocchio as pin
+    from loink_ros.baselines.trac_ik import TracIk
+    panda = PandaProblem(limits=None)   # the URDF's limits
+    trac = TracIk(panda)
+    rng = np.random.default_rng(SEED)
+    solved = 0
+    for q in rng.uniform(panda.lower, panda.upper, size=(40, panda.dim)):
+        pose = trac.tip_pose(q)
+        np.testing.assert_allclose(pose[:3, 3], panda.tip_position(q), atol=1e-9)
+        quaternion = pin.Quaternion(pose[:3, :3]).coeffs()   # x, y, z, w
+        result = trac.solve(pose[:3, 3], quaternion, 0.5 * (panda.lower + panda.upper))
+        if result.success:
+            solved += 1
+            assert np.all((result.q >= panda.lower) & (result.q <= panda.upper))
+            reached = trac.tip_pose(result.q)
+            assert np.linalg.norm(reached[:3, 3] - pose[:3, 3]) < 1e-4
+            assert np.linalg.norm(panda.tip_position(result.q) - pose[:3, 3]) < 1e-4
+            assert abs(np.trace(reached[:3, :3].T @ pose[:3, :3]) - 3.0) < 1e-6
+    assert solved >= 36, solved
