@@ -140,3 +140,27 @@ def test_panda_arm_request(panda_node):
         reached = panda.task(np.array(state.position[:7]))[0]
         assert np.linalg.norm(reached - target) <= 0.002 + 1e-9
         assert not math.isnan(sum(state.position))
+
+
+# A hand position by the base where the Panda model's optimum has the fingers on link 1.
+COLLIDING_OPTIMUM = (0.1611, -0.0153, 0.159)
+
+
+@pytest.mark.parametrize('avoid', [True, False])
+def test_avoid_collisions_takes_the_next_free_sample(panda_node, avoid):
+    from loink_msgs.srv import GetModelInfo
+    from loink_ros.core.problems.panda import PandaProblem
+    info = panda_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
+    panda = PandaProblem()
+    request = ik_request(group='panda_arm', link='panda_hand', frame=info.base_frame,
+                         names=list(info.joint_names),
+                         positions=list(0.5 * (np.asarray(info.joint_lower)
+                                               + np.asarray(info.joint_upper))))
+    request.ik_request.avoid_collisions = avoid
+    point = request.ik_request.pose_stamped.pose.position
+    point.x, point.y, point.z = COLLIDING_OPTIMUM
+    response = compute_ik(panda_node, request)
+    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    q = np.array(response.solution.joint_state.position)
+    assert np.linalg.norm(panda.task(q)[0] - COLLIDING_OPTIMUM) < 1e-6
+    assert bool(panda.self_collisions(q)) is not avoid

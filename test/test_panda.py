@@ -106,3 +106,35 @@ def test_shipped_model_reaches_targets_near_the_reference_optimum(shipped, probl
     # (docs/PANDA.md) measures the real figures on 300 targets.
     assert np.mean(np.array(ratios) <= 1.3) >= 0.9
     assert np.median(ratios) <= 1.1
+
+
+# Self-collision: the URDF's collision meshes less the pairs the SRDF disables.
+READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])   # MoveIt's 'ready' pose
+ELBOW_FOLDED = np.array([0.0, 0.0, 0.0, -3.0, 0.0, 0.5, 0.0])    # hand on the upper arm
+WRIST_IN_BASE = np.array([0.0, 1.2, 0.0, -2.8, 0.0, 0.6, 0.0])   # forearm down to the base
+
+
+def test_self_collisions_of_known_configurations():
+    problem = PandaProblem(limits=None)
+    assert problem.has_collision_model
+    assert problem.self_collisions(np.zeros(7)) == []
+    assert problem.self_collisions(READY) == []
+    assert 'panda_link1 touches panda_hand' in problem.self_collisions(ELBOW_FOLDED)
+    touching = problem.self_collisions(WRIST_IN_BASE)
+    assert any(line.startswith('panda_link0 touches') for line in touching), touching
+
+
+def test_the_srdf_disables_adjacent_links():
+    problem = PandaProblem(limits=None)
+    adjacent = {tuple(p) for p in [('panda_link0', 'panda_link1'), ('panda_link6', 'panda_link7'),
+                                   ('panda_link7', 'panda_hand')]}
+    checked = set(problem.collision._links)
+    assert not adjacent & checked
+    assert 0 < problem.collision.pair_count < 123   # all 17 geometries pairwise, less the SRDF's
+
+
+def test_another_urdf_has_no_collision_model(tmp_path):
+    copy = tmp_path / 'panda.urdf'
+    copy.write_text(panda_urdf().read_text())
+    problem = PandaProblem(copy)
+    assert not problem.has_collision_model and problem.self_collisions(ELBOW_FOLDED) == []

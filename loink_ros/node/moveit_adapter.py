@@ -92,15 +92,16 @@ class MoveItIK:
         settings = self.settings()
         timeout = ik.timeout.sec + 1e-9 * ik.timeout.nanosec or settings.ik_timeout
         self.check_target(ik, settings.group_name)
-        if ik.avoid_collisions and not self.said_no_collisions:
+        avoid = ik.avoid_collisions and self.solver.problem.has_collision_model
+        if ik.avoid_collisions and not avoid and not self.said_no_collisions:
             # Our own flag: rclpy's once=True inspects the caller's frame on every call
             # (~0.2 ms), and MoveIt sets avoid_collisions on every request.
             self.said_no_collisions = True
-            self.logger.info('GetPositionIK: avoid_collisions is not honoured, this solver '
-                             'does no collision checking')
+            self.logger.info('GetPositionIK: avoid_collisions is not honoured for this robot: '
+                             'its problem has no self-collision model (no SRDF)')
         task = self.task(ik.pose_stamped.pose)
         index, seed = self.group_seed(ik.robot_state)
-        solution, reason = self.search(task, seed, settings, began + timeout)
+        solution, reason = self.search(task, seed, settings, began + timeout, avoid)
         response.solution = solved_state(ik.robot_state, index, self.joint_names, solution.q)
         if reason is not None:
             raise Refusal(MoveItErrorCodes.TIMED_OUT,
@@ -117,23 +118,37 @@ class MoveItIK:
         return [getattr(p, axis) for axis in self.axes]
 
     def search(self, task: list[float], seed: np.ndarray | None, settings: Settings,
-               deadline: float) -> tuple[Solution, str | None]:
-        """The optimum, else ranked latent samples until one is a solution or the deadline
-        passes; (best answer, why it is no solution or None)."""
+               deadline: float, avoid_collisions: bool) -> tuple[Solution, str | None]:
+        """The optimum, else ranked latent samples, best first, until one is a solution (and,
+        with `avoid_collisions`, free of self-collision) or the deadline passes; (best
+        answer, why it is no solution or None)."""
         tolerance = settings.task_tolerance
         try:
             best = self.solver.solve(task, None, settings.refine, seed)
-            reason = best.failure(tolerance)
+            reason = self.failure(best, tolerance, avoid_collisions)
             spread, attempt = SEARCH_SPREAD, 0
             while reason is not None and time.monotonic() < deadline:
-                candidate = self.solver.sample(task, SEARCH_BATCH, spread, settings.refine,
-                                               attempt, tolerance)[0]
-                if candidate.failure(tolerance) is None or candidate.task_error < best.task_error:
-                    best, reason = candidate, candidate.failure(tolerance)
+                for candidate in self.solver.sample(task, SEARCH_BATCH, spread, settings.refine,
+                                                    attempt, tolerance):
+                    why = self.failure(candidate, tolerance, avoid_collisions)
+                    if why is None or candidate.task_error < best.task_error:
+                        best, reason = candidate, why
+                    if why is None:
+                        break
                 spread, attempt = min(MAX_SPREAD, 2 * spread), attempt + 1
         except SolverError as err:
             raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, err.message) from None
         return best, reason
+
+    def failure(self, solution: Solution, tolerance: float,
+                avoid_collisions: bool) -> str | None:
+        """Solution.failure, then, when asked, the robot's self-collisions."""
+        reason = solution.failure(tolerance)
+        if reason is None and avoid_collisions:
+            touching = self.solver.problem.self_collisions(solution.q)
+            if touching:
+                reason = f'self-collision: {", ".join(touching)}'
+        return reason
 
     def check_target(self, ik: PositionIKRequest, group_name: str) -> None:
         """Group, link and frame must be the ones this model serves."""

@@ -9,6 +9,7 @@ import numpy as np
 import pinocchio as pin
 
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.self_collision import SelfCollision, reduced_with_geometry
 from loink_ros.core.problems.symbolic import SymbolicProblem
 from loink_ros.core.problems.symbolic_chain import SymbolicChain
 from loink_ros.core.problems.thread_data import PerThreadData
@@ -55,13 +56,22 @@ class KinematicProblem(Problem):
 
     def __init__(self, urdf: Path, tip_frame: str, axes: str, name: str, cost_name: str,
                  base_frame: str = 'base_link', locked_joints: tuple[str, ...] = (),
-                 limits: tuple[np.ndarray, np.ndarray] | None = None):
+                 limits: tuple[np.ndarray, np.ndarray] | None = None,
+                 srdf: Path | None = None, package_dirs: tuple[str, ...] = ()):
         """`locked_joints` are fixed at their neutral value; `limits` (lower, upper), one
-        value per joint, replace the URDF's (and a continuous joint's declared range)."""
+        value per joint, replace the URDF's (and a continuous joint's declared range);
+        `srdf` (with the `package_dirs` the URDF's meshes are found in) gives the
+        self-collision model (self_collisions), whose disabled pairs it lists."""
         self.urdf, self.tip_frame, self.base_frame = Path(urdf), tip_frame, base_frame
         model = pin.buildModelFromUrdf(str(self.urdf))
         locked = [model.getJointId(n) for n in locked_joints if model.existJointName(n)]
-        self.model = pin.buildReducedModel(model, locked, pin.neutral(model)) if locked else model
+        self.collision = None
+        if srdf is not None:
+            self.model, geometry = reduced_with_geometry(model, self.urdf, Path(srdf),
+                                                         list(package_dirs), locked)
+            self.collision = SelfCollision(self.model, geometry)
+        else:
+            self.model = pin.buildReducedModel(model, locked, pin.neutral(model)) if locked else model
         if not self.model.existFrame(tip_frame):
             raise ValueError(f'frame {tip_frame!r} not in {self.urdf.name}')
         self.tip_id = self.model.getFrameId(tip_frame)
@@ -141,6 +151,18 @@ class KinematicProblem(Problem):
         jac = pin.computeFrameJacobian(self.model, self.data, self.pinocchio_configuration(q),
                                        self.tip_id, pin.LOCAL_WORLD_ALIGNED)
         return jac[self.rows]
+
+    @property
+    def has_collision_model(self) -> bool:
+        return self.collision is not None
+
+    def self_collisions(self, q: np.ndarray) -> list[str]:
+        """The link pairs touching at one configuration (n,), one line each; [] when free or
+        when the problem has no collision model (no SRDF)."""
+        if self.collision is None:
+            return []
+        pairs = self.collision.colliding_links(self.pinocchio_configuration(np.asarray(q, float)))
+        return [f'{a} touches {b}' for a, b in pairs]
 
     def gravity_torque(self, q: np.ndarray) -> np.ndarray:
         """Static joint torques holding each configuration against gravity, (B, n)."""

@@ -8,6 +8,8 @@ import numpy as np
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 
 URDF_IN_WHEEL = 'cmeel.prefix/share/example-robot-data/robots/panda_description/urdf/panda.urdf'
+SRDF_IN_WHEEL = 'cmeel.prefix/share/example-robot-data/robots/panda_description/srdf/panda.srdf'
+SHARE_IN_WHEEL = 'cmeel.prefix/share'   # where the URDF's package:// meshes resolve
 FINGERS = ('panda_finger_joint1', 'panda_finger_joint2')
 # Narrowed joint limits (rad) and posture weights, chosen so each target has one clear
 # optimum (docs/PANDA.md).
@@ -19,8 +21,13 @@ FLOOR_Z = 0.05  # m: sampled configurations with the hand lower than this are dr
 
 def panda_urdf() -> Path:
     """panda.urdf of the installed example-robot-data wheel."""
+    return wheel_file(URDF_IN_WHEEL)
+
+
+def wheel_file(relative: str) -> Path:
+    """A file of the installed example-robot-data wheel."""
     try:
-        path = Path(str(distribution('example-robot-data').locate_file(URDF_IN_WHEEL)))
+        path = Path(str(distribution('example-robot-data').locate_file(relative)))
     except PackageNotFoundError:
         raise FileNotFoundError('the Panda URDF comes from example-robot-data: '
                                 'pip install example-robot-data==6.0.0') from None
@@ -35,9 +42,12 @@ class PandaProblem(KinematicProblem):
     def __init__(self, urdf: Path | None = None,
                  limits: tuple[np.ndarray, np.ndarray] | None = (LOWER, UPPER)):
         """`limits` None keeps the URDF's (only to compare designs: loink design panda)."""
+        # The wheel's SRDF only fits the wheel's URDF; another URDF gets no collision model.
+        srdf = wheel_file(SRDF_IN_WHEEL) if urdf is None else None
         super().__init__(urdf or panda_urdf(), 'panda_hand', 'xyz', name='panda',
                          cost_name='posture', base_frame='panda_link0', locked_joints=FINGERS,
-                         limits=limits)
+                         limits=limits, srdf=srdf,
+                         package_dirs=(str(wheel_file(SHARE_IN_WHEEL)),))
         self.mid, self.half = 0.5 * (self.lower + self.upper), 0.5 * (self.upper - self.lower)
 
     def cost(self, q: np.ndarray) -> np.ndarray:

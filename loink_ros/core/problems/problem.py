@@ -53,6 +53,17 @@ class Problem(ABC):
         each a short line naming the condition and by how much; none by default."""
         return []
 
+    def self_collisions(self, q: np.ndarray) -> list[str]:
+        """The robot's link pairs touching at one configuration (n,), one line each; none
+        for a problem without a collision model. Not part of violations(): a request asks
+        for it (GetPositionIK's avoid_collisions)."""
+        return []
+
+    @property
+    def has_collision_model(self) -> bool:
+        """Whether self_collisions() checks anything."""
+        return False
+
     def example_configuration(self) -> np.ndarray:
         """A known-good configuration (n,) whose task is a reachable example target; by
         default the middle of the joint ranges."""
