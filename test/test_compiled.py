@@ -13,6 +13,7 @@ from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
+from loink_ros.tools.targets import reachable_targets
 
 MODELS = ('planar3', 'panda', 'magneto')
 PARITY = 1e-10   # joint units (and cost, task error)
@@ -29,11 +30,7 @@ def solvers(request):
 
 
 def reachable_tasks(solver, count: int) -> np.ndarray:
-    """Tasks of configurations the problem samples (reachable, inside the training bounds)."""
-    problem = solver.problem
-    tasks = problem.task(problem.sample(4 * count, np.random.default_rng(SEED)))
-    inside = np.all((tasks >= solver.model.task_lower) & (tasks <= solver.model.task_upper), 1)
-    return tasks[inside][:count]
+    return reachable_targets(solver.problem, solver.model, count, np.random.default_rng(SEED))
 
 
 def assert_same(compiled: list, reference: list) -> None:

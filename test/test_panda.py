@@ -78,9 +78,9 @@ def test_reference_optimiser_finds_a_cheaper_feasible_posture(problem):
 def shipped(problem):
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.solver import LOInKSolver
-    from loink_ros.tools.bench_panda import held_out_targets
+    from loink_ros.tools.targets import reachable_targets
     model = load_model('panda')
-    targets = held_out_targets(problem, model, N_TARGETS, np.random.default_rng(HELD_OUT_SEED))
+    targets = reachable_targets(problem, model, N_TARGETS, np.random.default_rng(HELD_OUT_SEED))
     return LOInKSolver(model, problem), targets
 
 
@@ -128,9 +128,9 @@ def test_the_srdf_disables_adjacent_links():
     problem = PandaProblem(limits=None)
     adjacent = {tuple(p) for p in [('panda_link0', 'panda_link1'), ('panda_link6', 'panda_link7'),
                                    ('panda_link7', 'panda_hand')]}
-    checked = set(problem.collision._links)
-    assert not adjacent & checked
-    assert 0 < problem.collision.pair_count < 123   # all 17 geometries pairwise, less the SRDF's
+    checked = problem.collision.link_pairs
+    assert not adjacent & set(checked)
+    assert 0 < len(checked) < 123   # all 17 geometries pairwise, less the SRDF's
 
 
 def test_another_urdf_has_no_collision_model(tmp_path):

@@ -8,10 +8,11 @@ from tqdm import tqdm
 from loink_ros.core.problems.panda import PandaProblem
 from loink_ros.baselines.reference_optimizer import (
     ambiguity_span, local_optimum, reference_optimum, single_start_optimum)
-from loink_ros.core.runtime.model_file import ModelFile, load_model
+from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
+from loink_ros.tools.targets import reachable_targets
 from loink_ros.tools.timing import (TIMING, best_of, load_average, single_start_figures,
                                     speedups)
 
@@ -21,17 +22,6 @@ SPREAD_SAMPLES = 16   # random feasible postures per target for the cost spread
 SUCCESS_ERROR = 1e-6  # m
 BEATS = 1e-6          # relative cost margin for "LOInK beats the reference"
 REFINED_TARGET_MS = 0.1   # issue 8: the refined, validated solve (compiled), median
-
-
-def held_out_targets(problem: PandaProblem, model: ModelFile, count: int,
-                     rng: np.random.Generator) -> np.ndarray:
-    """Hand positions of random configurations, inside the model's task bounds, (count, 3)."""
-    targets = np.empty((0, 3))
-    while len(targets) < count:
-        y = problem.task(problem.sample(2 * count, rng))
-        inside = np.all((y >= model.task_lower) & (y <= model.task_upper), axis=1)
-        targets = np.vstack([targets, y[inside]])
-    return targets[:count]
 
 
 def typical_cost(problem: PandaProblem, y: np.ndarray, rng: np.random.Generator) -> float:
@@ -53,8 +43,8 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     reference = LOInKSolver(model, problem, runtime='numpy')
     rng = np.random.default_rng(seed)
     rows = []
-    for i, y in enumerate(tqdm(held_out_targets(problem, model, n_tasks, rng), desc='bench panda',
-                               unit='task')):
+    targets = reachable_targets(problem, model, n_tasks, rng)
+    for i, y in enumerate(tqdm(targets, desc='bench panda', unit='task')):
         raw_ms, raw = best_of(lambda: solver.solve(y))
         refined_ms, refined = best_of(lambda: solver.solve(y, refine_answer=True))
         refined_numpy_ms, _ = best_of(lambda: reference.solve(y, refine_answer=True))

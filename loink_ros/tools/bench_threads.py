@@ -11,17 +11,10 @@ import numpy as np
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.targets import reachable_targets
 from loink_ros.tools.timing import load_average, thread_scaling
 
 MODELS = ('planar3', 'panda', 'magneto')
-
-
-def reachable_tasks(solver: LOInKSolver, count: int, seed: int) -> np.ndarray:
-    """Tasks of sampled configurations inside the model's training bounds."""
-    problem, model = solver.problem, solver.model
-    tasks = problem.task(problem.sample(4 * count, np.random.default_rng(seed)))
-    inside = np.all((tasks >= model.task_lower) & (tasks <= model.task_upper), axis=1)
-    return tasks[inside][:count]
 
 
 def run(count: int, seed: int) -> dict:
@@ -30,9 +23,9 @@ def run(count: int, seed: int) -> dict:
     for name in MODELS:
         model, problem = load_model(name), make_problem(name)
         figures = {}
+        tasks = reachable_targets(problem, model, count, np.random.default_rng(seed))
         for runtime in ('compiled', 'numpy'):
             solver = LOInKSolver(model, problem, runtime=runtime)
-            tasks = reachable_tasks(solver, count, seed)
             figures[runtime] = thread_scaling(
                 lambda y, s=solver: s.solve(y, refine_answer=True), tasks)
         out['models'][name] = figures

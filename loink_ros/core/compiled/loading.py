@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from loink_ros.core.compiled.build import BuildError, compiled_library
-from loink_ros.core.compiled.compiled_kernel import CompiledKernel
+from loink_ros.core.compiled.compiled_kernel import COST, ERROR, CompiledKernel
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime.model_file import ModelFile
 
@@ -54,5 +54,6 @@ def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
         reference = solver.solve_rows_numpy(y, z, refine)[0][0]
         result = kernel.solve(y, z, solver._tol, solver._max_iter, refine)
         worst = max(worst, float(np.abs(result.q[0] - reference.q).max()),
-                    abs(result.info[0, 1] - reference.cost), abs(result.info[0, 2] - reference.task_error))
+                    abs(result.info[0, COST] - reference.cost),
+                    abs(result.info[0, ERROR] - reference.task_error))
     return worst

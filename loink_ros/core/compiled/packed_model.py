@@ -20,8 +20,8 @@ def pack(model: ModelFile, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     for layer, newton in zip(network.monotone, model.inverse.newton):
         starts = [s.start for s in layer.slices] + [layer.slices[-1].stop]
         ints += [layer.width, len(layer.slices), *starts]
-        reals += [[layer.mu, layer.gamma], layer.w_in, layer.b, *(m for v in layer.V for m in (v, v.T)),
-                  layer.w_out,
+        couplings = [m for v in layer.V for m in (v, v.T)]
+        reals += [[layer.mu, layer.gamma], layer.w_in, layer.b, *couplings, layer.w_out,
                   layer.b_y, layer.S, newton.origin_output, newton.origin_inverse_t]
     for w, b in head:
         ints += [w.shape[1], w.shape[0]]

@@ -70,8 +70,10 @@ class KinematicProblem(Problem):
             self.model, geometry = reduced_with_geometry(model, self.urdf, Path(srdf),
                                                          list(package_dirs), locked)
             self.collision = SelfCollision(self.model, geometry)
+        elif locked:
+            self.model = pin.buildReducedModel(model, locked, pin.neutral(model))
         else:
-            self.model = pin.buildReducedModel(model, locked, pin.neutral(model)) if locked else model
+            self.model = model
         if not self.model.existFrame(tip_frame):
             raise ValueError(f'frame {tip_frame!r} not in {self.urdf.name}')
         self.tip_id = self.model.getFrameId(tip_frame)

@@ -36,9 +36,9 @@ class SelfCollision:
         self._links = [(parents[p.first], parents[p.second]) for p in geometry.collisionPairs]
 
     @property
-    def pair_count(self) -> int:
-        """Geometry pairs checked (after the SRDF's removals)."""
-        return len(self._links)
+    def link_pairs(self) -> list[tuple[str, str]]:
+        """The links of each geometry pair checked (after the SRDF's removals)."""
+        return list(self._links)
 
     def colliding_links(self, q_pinocchio: np.ndarray) -> list[tuple[str, str]]:
         """The link pairs in contact at Pinocchio configuration q, each once, in pair order."""

@@ -57,8 +57,8 @@ class SymbolicChain:
         """Position (3) of a frame in the world (the URDF root)."""
         import casadi as ca
         frame = self.model.frames[frame_id]
-        parent = frame.parentJoint
-        return self.translations[parent] + self.rotations[parent] @ ca.DM(frame.placement.translation)
+        offset = ca.DM(frame.placement.translation)
+        return self.translations[frame.parentJoint] + self.rotations[frame.parentJoint] @ offset
 
     def gravity_torque(self):
         """Generalized gravity (n): the joint torques holding q against gravity."""

@@ -27,16 +27,18 @@ def finite_vector(value, length: int, what: str, wrong_length: ErrorCode) -> np.
     return vector
 
 
-def task_vector(task, lower: np.ndarray, upper: np.ndarray, margin: float) -> np.ndarray:
-    """A task inside the training bounds widened by `margin` of their range."""
+def task_box(lower: np.ndarray, upper: np.ndarray, margin: float) -> tuple[np.ndarray, ...]:
+    """(lower, upper, low, high): the training bounds and them widened by `margin` of their
+    range, as task_in_box takes them."""
     slack = margin * (upper - lower)
-    return task_in_box(task, lower, upper, lower - slack, upper + slack)
+    return lower, upper, lower - slack, upper + slack
 
 
 def task_in_box(task, lower: np.ndarray, upper: np.ndarray, low: np.ndarray,
                 high: np.ndarray) -> np.ndarray:
-    """task_vector with the widened bounds [low, high] given: a good task costs two
-    comparisons (NaN fails them, and takes the checks that name what is wrong)."""
+    """A task inside [low, high] (the training bounds [lower, upper] widened, task_box): a
+    good task costs two comparisons (NaN fails them, and takes the checks that name what is
+    wrong)."""
     try:
         y = np.asarray(task, dtype=float).reshape(-1)
         if y.size == len(low) and ((y >= low) & (y <= high)).all():

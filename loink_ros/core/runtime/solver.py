@@ -84,9 +84,7 @@ class LOInKSolver:
     @bounds_margin.setter
     def bounds_margin(self, margin: float) -> None:
         self._bounds_margin = margin
-        lower, upper = self.model.task_lower, self.model.task_upper
-        self._task_box = (lower, upper, lower - margin * (upper - lower),
-                          upper + margin * (upper - lower))
+        self._task_box = requests.task_box(self.model.task_lower, self.model.task_upper, margin)
 
     def check_task(self, task) -> np.ndarray:
         """The task as a vector, or a SolverError saying what is wrong with it."""
