@@ -136,6 +136,13 @@ def panda_node(request):
 
 
 @pytest.fixture(scope='module')
+def panda_full_node(request):
+    """loink_node on config/panda_full.yaml (full poses), one per module."""
+    yield from serve_node(f'panda_full_{request.module.__name__}',
+                          REPO / 'config' / 'panda_full.yaml', {})
+
+
+@pytest.fixture(scope='module')
 def magneto_node(request):
     """loink_node on config/magneto.yaml, one per module."""
     yield from serve_node(f'magneto_{request.module.__name__}', REPO / 'config' / 'magneto.yaml', {})

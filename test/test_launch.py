@@ -178,7 +178,7 @@ def test_parameter_file_sets_every_parameter_validly(path):
 def test_kinematics_yaml_points_at_the_panda_node():
     from loink_ros.tools.bench_node import resolve
     kinematics = yaml.safe_load((REPO / 'config' / 'kinematics.yaml').read_text())
-    panda = node_parameters(REPO / 'config' / 'panda.yaml')
+    panda = node_parameters(REPO / 'config' / 'panda_full.yaml')
     group = kinematics[panda['group_name']]
     assert group['kinematics_solver'] == 'srv_kinematics_plugin/SrvKinematicsPlugin'
     # The launch file's default namespace is /loink and the node is named loink_node.

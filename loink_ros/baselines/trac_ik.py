@@ -4,6 +4,9 @@ the production baseline for full-pose IK. Poses are positions (m) and unit quate
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -42,9 +45,10 @@ class TracIk:
         if problem.continuous.any():
             raise ValueError('continuous joints: TRAC-IK wraps them, the problem does not')
         self._ik, self._fk = pytracik.ik, pytracik.fk
-        self._solver = pytracik.TRAC_IK(problem.base_frame, problem.tip_frame,
-                                        problem.urdf.read_text(), timeout_s, epsilon,
-                                        getattr(pytracik.SolveType, mode))
+        with _stdout_to_stderr():   # KDL's URDF parser prints warnings on standard output
+            self._solver = pytracik.TRAC_IK(problem.base_frame, problem.tip_frame,
+                                            problem.urdf.read_text(), timeout_s, epsilon,
+                                            getattr(pytracik.SolveType, mode))
         joints = pytracik.get_num_joints(self._solver)
         if joints != problem.dim:
             raise ValueError(f'TRAC-IK chain {problem.base_frame} -> {problem.tip_frame} has '
@@ -64,3 +68,17 @@ class TracIk:
     def tip_pose(self, q: np.ndarray) -> np.ndarray:
         """TRAC-IK's (KDL's) forward kinematics: the tip's 4x4 transform in the base frame."""
         return np.asarray(self._fk(self._solver, np.asarray(q, float)))
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """File descriptor 1 points at standard error meanwhile (C++ output included), so that
+    JSON on standard output stays clean."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)

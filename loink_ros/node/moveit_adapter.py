@@ -1,12 +1,20 @@
 """moveit_msgs/GetPositionIK, as MoveIt's srv_kinematics_plugin calls it.
 
-Position-only IK: the model's task components are axes of the tip position (`<tip>_x`,
-...), read from pose_stamped.pose.position; the orientation (once finite and non-zero) and
-the request's constraints are ignored, and no collision checking is done (avoid_collisions
-is accepted, not honoured). ik_request.timeout is a deadline: when the optimum is no
-solution, ranked latent samples of growing spread are tried until one is or time is up.
-Any link fixed to the tip at the same position is served too (a position-only answer is
-the same for it), e.g. the Panda's panda_link8 for a panda_hand model.
+Models whose task holds the whole tip position (x, y, z; a pose model adds the orientation)
+are answered by the PoseSolver: the full pose (position and orientation, to task_tolerance m
+and rotation_tolerance rad), or the position alone with position_only_ik; the answer is the
+lowest-cost one found (plus seed_consistency ||q - seed||^2 when that weight is > 0), inside
+the joint limits narrowed by the request's joint constraints, checked by forward kinematics,
+and free of self-collision when avoid_collisions is set and the robot has an SRDF.
+ik_request.timeout (else ik_timeout) is the deadline of its random-restart fallback.
+Position, orientation and visibility constraints are refused (INVALID_GOAL_CONSTRAINTS).
+
+Models whose task is only some axes of the tip position (planar3: x) are position-only: those
+axes of pose.position count; ranked latent samples of growing spread are tried until one is
+within task_tolerance or time is up; joint constraints are refused there.
+
+A position-only answer serves any link fixed to the tip at the same position too (e.g. the
+Panda's panda_link8 for a panda_hand model); a full pose is the tip's own.
 """
 
 import time
@@ -19,8 +27,11 @@ from moveit_msgs.srv import GetPositionIK
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from sensor_msgs.msg import JointState
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.kinematic_problem import CHART_AXES, KinematicProblem
+from loink_ros.core.problems.rotation_chart import quaternion_matrix
 from loink_ros.core.runtime.errors import SolverError
+from loink_ros.core.runtime.pose_refine import PoseTarget
+from loink_ros.core.runtime.pose_solver import PoseAnswer, PoseRequest, PoseSolver
 from loink_ros.core.runtime.requests import MAX_SPREAD
 from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
@@ -47,9 +58,11 @@ class Refusal(Exception):
 
 
 def position_axes(task_names: list[str], tip_frame: str) -> list[str]:
-    """The tip position axes the task is made of; ValueError when it is no such task."""
+    """The tip position axes the task is made of (a pose task's chart names aside);
+    ValueError when it is no such task."""
     axes = [name.removeprefix(f'{tip_frame}_') for name in task_names]
-    if not all(axis in AXES and len(axis) == 1 for axis in axes):
+    axes = [axis for axis in axes if axis not in CHART_AXES]
+    if not axes or not all(axis in AXES and len(axis) == 1 for axis in axes):
         raise ValueError(f'task {task_names} is not made of {tip_frame}_x/_y/_z')
     return axes
 
@@ -66,7 +79,9 @@ class MoveItIK:
             raise ValueError(f'problem {problem.name} has no tip frame')
         self.joint_names = list(problem.joint_names)
         self.base, self.tips = problem.base_frame, problem.same_position_links()
+        self.rigid = problem.rigid_links()     # full poses: any link moving with the tip
         self.axes = position_axes(problem.task_names, problem.tip_frame)
+        self.pose_solver = PoseSolver(solver) if self.axes == list(AXES) else None
         self.said_no_collisions = False
 
     def compute_ik(self, request: GetPositionIK.Request,
@@ -99,23 +114,89 @@ class MoveItIK:
             self.said_no_collisions = True
             self.logger.info('GetPositionIK: avoid_collisions is not honoured for this robot: '
                              'its problem has no self-collision model (no SRDF)')
-        task = self.task(ik.pose_stamped.pose)
+        self.check_pose(ik.pose_stamped.pose)
+        bounds = self.joint_bounds(ik)
         index, seed = self.group_seed(ik.robot_state)
-        solution, reason = self.search(task, seed, settings, began + timeout, avoid)
-        response.solution = solved_state(ik.robot_state, index, self.joint_names, solution.q)
+        if self.pose_solver is not None:
+            answer = self.solve_pose(ik, seed, bounds, settings, began + timeout, avoid)
+            q, reason = answer.q, answer.reason
+        else:
+            task = [getattr(ik.pose_stamped.pose.position, axis) for axis in self.axes]
+            solution, reason = self.search(task, seed, settings, began + timeout, avoid)
+            q = solution.q
+        response.solution = solved_state(ik.robot_state, index, self.joint_names, q)
         if reason is not None:
             raise Refusal(MoveItErrorCodes.TIMED_OUT,
                           f'no solution within the {timeout:g} s timeout; the best: {reason}')
 
-    def task(self, pose: Pose) -> list[float]:
-        """The task components of the pose; NO_IK_SOLUTION for a pose that is no pose."""
+    def solve_pose(self, ik: PositionIKRequest, seed: np.ndarray | None,
+                   bounds: tuple[np.ndarray, np.ndarray] | None, settings: Settings,
+                   deadline: float, avoid_collisions: bool) -> PoseAnswer:
+        """The PoseSolver's answer to the request's pose (or position)."""
+        pose = ik.pose_stamped.pose
+        p, o = pose.position, pose.orientation
+        position = np.array([p.x, p.y, p.z])
+        rotation = quaternion_matrix([o.x, o.y, o.z, o.w])
+        if not settings.position_only_ik and ik.ik_link_name:   # the tip's pose from the link's
+            offset = self.rigid[ik.ik_link_name]
+            position, rotation = position + rotation @ offset.translation, rotation @ offset.rotation
+        target = PoseTarget(position, rotation, position_only=settings.position_only_ik)
+        weight = settings.seed_consistency if seed is not None else 0.0
+        lower, upper = bounds if bounds is not None else (None, None)
+        request = PoseRequest(target, seed if weight > 0.0 else None, weight, lower, upper,
+                              deadline, avoid_collisions,
+                              (settings.task_tolerance, settings.rotation_tolerance))
+        return self.pose_solver.solve(request)
+
+    def joint_bounds(self, ik: PositionIKRequest) -> tuple[np.ndarray, np.ndarray] | None:
+        """The limits narrowed by ik_request.constraints' joint constraints (None: none);
+        other kinds of constraint are refused."""
+        constraints = ik.constraints
+        kinds = [name for name, items in (
+            ('position', constraints.position_constraints),
+            ('orientation', constraints.orientation_constraints),
+            ('visibility', constraints.visibility_constraints)) if items]
+        if kinds:
+            raise Refusal(MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
+                          f'{", ".join(kinds)} constraints are not supported; joint '
+                          'constraints are (give the pose itself as the target)')
+        if not constraints.joint_constraints:
+            return None
+        if self.pose_solver is None:
+            raise Refusal(MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
+                          'joint constraints need a model of the whole tip position')
+        problem = self.solver.problem
+        lower, upper = problem.lower.copy(), problem.upper.copy()
+        for constraint in constraints.joint_constraints:
+            name = constraint.joint_name
+            if name not in self.joint_names:
+                raise Refusal(MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
+                              f'joint constraint on {name!r}, not a joint of the group '
+                              f'{self.joint_names}')
+            values = [constraint.position, constraint.tolerance_above, constraint.tolerance_below]
+            if not np.all(np.isfinite(values)) or min(values[1:]) < 0.0:
+                raise Refusal(MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
+                              f'joint constraint on {name!r}: position and tolerances must be '
+                              'finite, tolerances >= 0')
+            i = self.joint_names.index(name)
+            lower[i] = max(lower[i], constraint.position - constraint.tolerance_below)
+            upper[i] = min(upper[i], constraint.position + constraint.tolerance_above)
+        if np.any(lower > upper):
+            i = int(np.flatnonzero(lower > upper)[0])
+            raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION,
+                          f'the joint constraint on {self.joint_names[i]!r} lies outside its '
+                          f'limits [{problem.lower[i]:.6g}, {problem.upper[i]:.6g}]')
+        return lower, upper
+
+    def check_pose(self, pose: Pose) -> None:
+        """NO_IK_SOLUTION for a pose that is no pose (a quaternion of any non-zero length is
+        normalised)."""
         p, o = pose.position, pose.orientation
         if not np.all(np.isfinite([p.x, p.y, p.z, o.x, o.y, o.z, o.w])):
             raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, 'the pose has NaN or inf')
         if o.x == o.y == o.z == o.w == 0.0:
             raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, 'the orientation is the zero '
                           'quaternion (identity is w = 1)')
-        return [getattr(p, axis) for axis in self.axes]
 
     def search(self, task: list[float], seed: np.ndarray | None, settings: Settings,
                deadline: float, avoid_collisions: bool) -> tuple[Solution, str | None]:
@@ -150,6 +231,10 @@ class MoveItIK:
                 reason = f'self-collision: {", ".join(touching)}'
         return reason
 
+    def position_only(self, ik: PositionIKRequest) -> bool:
+        """Whether this request is answered for the tip position alone."""
+        return self.pose_solver is None or self.settings().position_only_ik
+
     def check_target(self, ik: PositionIKRequest, group_name: str) -> None:
         """Group, link and frame must be the ones this model serves."""
         if ik.group_name != group_name:
@@ -158,9 +243,10 @@ class MoveItIK:
         if ik.ik_link_names or ik.pose_stamped_vector:
             raise Refusal(MoveItErrorCodes.INVALID_LINK_NAME,
                           f'multi-tip requests are not served; the tip is {self.tips[0]!r}')
-        if ik.ik_link_name not in ('', *self.tips):
+        tips = self.tips if self.position_only(ik) else [self.tips[0], *sorted(set(self.rigid) - {self.tips[0]})]
+        if ik.ik_link_name not in ('', *tips):
             raise Refusal(MoveItErrorCodes.INVALID_LINK_NAME,
-                          f'link {ik.ik_link_name!r}: this solver serves {self.tips}')
+                          f'link {ik.ik_link_name!r}: this solver serves {tips}')
         frame = ik.pose_stamped.header.frame_id
         if not is_base_frame(frame, self.base):
             raise Refusal(MoveItErrorCodes.FRAME_TRANSFORM_FAILURE,

@@ -37,6 +37,9 @@ class Settings:
     group_name: str
     max_samples: int
     ik_timeout: float
+    position_only_ik: bool
+    rotation_tolerance: float
+    seed_consistency: float
     diagnostics_period: float
     executor: str
     executor_threads: int
@@ -95,6 +98,16 @@ SPECS: dict[str, Spec] = {
                         low=1, high=MAX_SAMPLES),
     'ik_timeout': Spec(0.05, 'GetPositionIK deadline (s) when ik_request.timeout is zero.',
                        live=True, low=0.0, high=60.0, positive=True),
+    'position_only_ik': Spec(False, 'GetPositionIK: solve the tip position only, the '
+                             'orientation free (MoveIt\'s position_only_ik). Models whose task '
+                             'is not the whole tip position are always position-only.',
+                             live=True),
+    'rotation_tolerance': Spec(1e-4, 'GetPositionIK: largest orientation error (rad, the '
+                               'geodesic angle) counted as a solution of a full pose.',
+                               live=True, low=0.0, high=3.2, positive=True),
+    'seed_consistency': Spec(0.0, 'GetPositionIK: weight w of ||q - seed||^2 (rad^2) added to '
+                             'the cost; 0: the cost-optimal answer, the seed only warm-starts.',
+                             live=True, low=0.0, high=1e6),
     'diagnostics_period': Spec(1.0, 'Seconds between /diagnostics reports.', low=0.0,
                                high=3600.0, positive=True),
     'executor': Spec('single_threaded', 'Executor of the services: single_threaded, '

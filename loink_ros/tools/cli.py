@@ -134,12 +134,17 @@ def cmd_bench(args) -> None:
     if args.target == 'node':
         from loink_ros.tools import bench_node
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
-                             args.seed, args.load, args.executor), args.json)
+                             args.seed or 12345, args.load, args.executor), args.json)
+        return
+    if args.target == 'pose':
+        from loink_ros.tools import bench_pose
+        _emit(bench_pose.run(args.robot, args.tasks or bench_pose.DEFAULT_POSES,
+                             args.seed or bench_pose.BENCH_SEED, args.model), args.json)
         return
     from loink_ros.tools import (bench_magneto, bench_panda, bench_planar3, bench_threads,
                                  verify_magneto)
     if args.target == 'threads':
-        _emit(bench_threads.run(args.tasks or 200, args.seed), args.json)
+        _emit(bench_threads.run(args.tasks or 200, args.seed or 12345), args.json)
         return
     benches = {'planar3': (bench_planar3.run, 500),
                'panda': (bench_panda.run, bench_panda.DEFAULT_TASKS),
@@ -147,7 +152,8 @@ def cmd_bench(args) -> None:
     if args.target not in benches:
         raise SystemExit(f'unknown bench {args.target!r}; known: {", ".join(benches)}')
     run, default_tasks = benches[args.target]
-    _emit(run(args.model or args.target, args.tasks or default_tasks, args.seed), args.json)
+    _emit(run(args.model or args.target, args.tasks or default_tasks, args.seed or 12345),
+          args.json)
 
 
 def cmd_design(args) -> None:
@@ -251,17 +257,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('target', help='planar3, panda, magneto (LOInK vs IPOPT), magneto-verify '
                    '(multi-start study, no model), node (service round trips over DDS), or '
                    'imports (start-up: fresh-process import times of the solver and the node), '
-                   'or threads (solves per second with 1 and 2 threads sharing a solver)')
+                   'or threads (solves per second with 1 and 2 threads sharing a solver), or '
+                   'pose (full-pose IK against TRAC-IK, --robot)')
+    p.add_argument('--robot', default='panda', help='pose: the robot (its pose model)')
     p.add_argument('--model', help='model to bench (default: the shipped one)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
-                   '2000 requests per client count for node; imports: 20 processes per module)')
+                   '2000 requests per client count for node; imports: 20 processes per module; '
+                   'pose: 10000 poses)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,
                    help='node: busy-loop processes running meanwhile (a loaded machine)')
     p.add_argument('--executor', choices=['multi_threaded', 'single_threaded', 'events'],
                    help="node: the started node's executor parameter (default: its own)")
-    p.add_argument('--seed', type=int, default=12345)
+    p.add_argument('--seed', type=int, help='targets seed (default 12345; pose: 20261201)')
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)
 

@@ -33,6 +33,12 @@ def _functions(symbolic: SymbolicProblem) -> list[tuple]:
         out.append((ca.Function('loink_closed_form', [q, y], [symbolic.closed_form]),
                     'void problem_closed_form(const double *q, const double *y, double *out)',
                     'q, y', 'out', ''))
+    if symbolic.pose is not None:
+        both = ca.vertcat(symbolic.pose, ca.vec(ca.densify(symbolic.pose_jacobian)))
+        out += [(ca.Function('loink_pose_jacobian', [q], [both]),
+                 'void problem_pose_jacobian(const double *q, double *out)', 'q', 'out', ''),
+                (ca.Function('loink_cost_gradient', [q], [ca.densify(ca.gradient(symbolic.cost, q))]),
+                 'void problem_cost_gradient(const double *q, double *out)', 'q', 'out', '')]
     if symbolic.margins is not None:
         out.append((ca.Function('loink_margins', [q], [symbolic.margins]),
                     'void problem_margins(const double *q, double *out)', 'q', 'out', ''))
@@ -62,6 +68,7 @@ def generate_sources(symbolic: SymbolicProblem) -> dict[str, str]:
         f'#define LOINK_P {symbolic.y.numel()}',
         f'#define LOINK_HAS_CLOSED_FORM {int(symbolic.closed_form is not None)}',
         f'#define LOINK_MARGINS {margins}',
+        f'#define LOINK_HAS_POSE {int(symbolic.pose is not None)}',
         *[signature + ';' for _, signature, *_ in functions], ''])
     source = generator.dump() + ''.join(wrappers)
     return {HEADER: header, SOURCE: source}

@@ -17,6 +17,9 @@ from loink_ros.core.runtime.model_file import ModelFile
 # Columns of KernelResult.info, in kernel.c's order.
 PREDICTED, COST, ERROR, CLIPPED, CONVERGED, VIOLATED = range(6)
 FIELDS = 6
+# Columns of PoseKernelResult.info (kernel.c's pose_solve).
+POSITION_ERROR, ROTATION_ERROR, OBJECTIVE, NEWTON_STEPS, DESCENT_STEPS = range(5)
+POSE_FIELDS = 5
 _POINTER, _INT, _REAL = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 
 
@@ -32,6 +35,14 @@ class KernelResult:
     state: np.ndarray
 
 
+@dataclass
+class PoseKernelResult:
+    """Per start: the refined q (B, n) and info (B, 5) by the pose columns above."""
+
+    q: np.ndarray
+    info: np.ndarray
+
+
 class CompiledKernel:
     """One model on one problem; the library from compiled.build.compiled_library."""
 
@@ -43,6 +54,12 @@ class CompiledKernel:
         self._forward.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _POINTER]
         if lib.loink_info_fields() != FIELDS:
             raise RuntimeError(f'{library.name}: unexpected result layout')
+        self._pose = getattr(lib, 'loink_pose_solve', None)   # kinematic problems only
+        if self._pose is not None:
+            self._pose.argtypes = [_INT, _POINTER, _POINTER, _INT, _POINTER, _POINTER, _REAL,
+                                   _REAL, _REAL, _INT, _POINTER]
+            if lib.loink_pose_fields() != POSE_FIELDS:
+                raise RuntimeError(f'{library.name}: unexpected pose result layout')
         self.library, self._local = library, threading.local()
         self.ints, self.reals = pack(model, problem)
         self._ints, self._reals = self.ints.ctypes.data, self.reals.ctypes.data
@@ -98,3 +115,31 @@ class CompiledKernel:
         self.check(self._forward(self._ints, self._reals, len(q), q.ctypes.data, w.ctypes.data,
                                  state.ctypes.data))
         return w, state
+
+    @property
+    def has_pose(self) -> bool:
+        """Whether pose_solve is there (a kinematic problem's build)."""
+        return self._pose is not None
+
+    def pose_solve(self, starts: np.ndarray, target: np.ndarray, position_only: bool,
+                   bounds: np.ndarray, seed: np.ndarray | None, weight: float,
+                   tolerance: tuple[float, float], descents: int) -> PoseKernelResult:
+        """runtime/pose_refine.refine_poses of the starts (B, n): `target` (12,) is the
+        position and the rotation row by row, `bounds` (2, n) the lower and upper limits."""
+        starts = np.ascontiguousarray(starts, np.float64)
+        rows, n = starts.shape
+        target = np.ascontiguousarray(target, np.float64)
+        bounds = np.ascontiguousarray(bounds, np.float64)
+        if target.shape != (12,) or bounds.shape != (2, n) or n != self.dim:
+            raise ValueError(f'starts {starts.shape}, target {target.shape}, bounds '
+                             f'{bounds.shape}: need (B, {self.dim}), (12,), (2, {self.dim})')
+        seed_at = None
+        if seed is not None:
+            seed = np.ascontiguousarray(seed, np.float64)
+            seed_at = seed.ctypes.data
+        out = np.empty(rows * (n + POSE_FIELDS))
+        self._pose(rows, starts.ctypes.data, target.ctypes.data, int(position_only),
+                   bounds.ctypes.data, seed_at, float(weight), float(tolerance[0]),
+                   float(tolerance[1]), int(descents), out.ctypes.data)
+        return PoseKernelResult(out[:rows * n].reshape(rows, n),
+                                out[rows * n:].reshape(rows, POSE_FIELDS))

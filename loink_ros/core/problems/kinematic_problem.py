@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from loink_ros.core.problems import rotation_chart
+from loink_ros.core.problems.magneto_backends import casadi_ops
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.problems.self_collision import SelfCollision, reduced_with_geometry
 from loink_ros.core.problems.symbolic import SymbolicProblem
@@ -15,6 +17,7 @@ from loink_ros.core.problems.symbolic_chain import SymbolicChain
 from loink_ros.core.problems.thread_data import PerThreadData
 
 AXES = 'xyz'
+CHART_AXES = ('rx', 'ry', 'rz')
 # Declared range (rad) of a continuous joint unless `limits` gives another.
 CONTINUOUS_RANGE = (-np.pi, np.pi)
 
@@ -43,7 +46,9 @@ def urdf_joint_limits(urdf: Path) -> dict[str, tuple[float, float]]:
 
 
 class KinematicProblem(Problem):
-    """Task = chosen components of the tip frame position, in the base frame.
+    """Task = chosen components of the tip frame position, in the base frame, and with a
+    nominal orientation R0 the tip's orientation too: a pose task, whose last three
+    components `<tip>_rx, _ry, _rz` are the rotation vector log(R0^T R) (rotation_chart).
 
     The configuration is one coordinate per joint, in the URDF's order: an angle (rad) or a
     position (m). A continuous joint is a revolute joint on a declared range, CONTINUOUS_RANGE
@@ -57,11 +62,13 @@ class KinematicProblem(Problem):
     def __init__(self, urdf: Path, tip_frame: str, axes: str, name: str, cost_name: str,
                  base_frame: str = 'base_link', locked_joints: tuple[str, ...] = (),
                  limits: tuple[np.ndarray, np.ndarray] | None = None,
-                 srdf: Path | None = None, package_dirs: tuple[str, ...] = ()):
+                 srdf: Path | None = None, package_dirs: tuple[str, ...] = (),
+                 orientation: np.ndarray | None = None):
         """`locked_joints` are fixed at their neutral value; `limits` (lower, upper), one
         value per joint, replace the URDF's (and a continuous joint's declared range);
         `srdf` (with the `package_dirs` the URDF's meshes are found in) gives the
-        self-collision model (self_collisions), whose disabled pairs it lists."""
+        self-collision model (self_collisions), whose disabled pairs it lists;
+        `orientation` (3 x 3, in the base frame) makes it a pose task about that nominal."""
         self.urdf, self.tip_frame, self.base_frame = Path(urdf), tip_frame, base_frame
         model = pin.buildModelFromUrdf(str(self.urdf))
         locked = [model.getJointId(n) for n in locked_joints if model.existJointName(n)]
@@ -86,7 +93,15 @@ class KinematicProblem(Problem):
         self.continuous = np.array([is_continuous(j) for j in joints], dtype=bool)
         # Where each angle goes in Pinocchio's q: its own entry, or the (cos, sin) pair.
         self._q_index = np.array([j.idx_q for j in joints])
+        self.nominal = None if orientation is None else np.array(orientation, float)
         self.task_names = [f'{tip_frame}_{a}' for a in axes]
+        if self.nominal is not None:
+            self.task_names += [f'{tip_frame}_{a}' for a in CHART_AXES]
+
+    @property
+    def is_pose(self) -> bool:
+        """Whether the task includes the orientation (chart about `nominal`)."""
+        return self.nominal is not None
 
     def _check_joint_kinds(self) -> None:
         for name, joint in zip(self.joint_names, self.model.joints[1:]):
@@ -127,6 +142,14 @@ class KinematicProblem(Problem):
                                  rtol=0.0, atol=1e-9)}
         return [self.tip_frame] + sorted(links - {self.tip_frame})
 
+    def rigid_links(self) -> dict[str, pin.SE3]:
+        """Each link moving rigidly with the tip (the tip included) -> the tip's placement
+        in that link's frame: a pose asked for the link is the pose link * placement of the tip."""
+        tip = self.model.frames[self.tip_id]
+        return {frame.name: frame.placement.actInv(tip.placement)
+                for frame in self.model.frames
+                if frame.type == pin.FrameType.BODY and frame.parentJoint == tip.parentJoint}
+
     def pinocchio_configuration(self, q: np.ndarray) -> np.ndarray:
         """Pinocchio's q (nq,) of one configuration (n,): continuous angles as (cos, sin)."""
         if not self.continuous.any():
@@ -144,15 +167,38 @@ class KinematicProblem(Problem):
         pin.forwardKinematics(self.model, data, self.pinocchio_configuration(q))
         return pin.updateFramePlacement(self.model, data, self.tip_id).translation.copy()
 
+    def tip_pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tip position (3,) and rotation matrix (3, 3) in the base frame at one configuration."""
+        data = self.data
+        pin.forwardKinematics(self.model, data, self.pinocchio_configuration(q))
+        placement = pin.updateFramePlacement(self.model, data, self.tip_id)
+        return placement.translation.copy(), placement.rotation.copy()
+
+    def pose_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """(6, n): tip linear and angular velocity in the base frame's axes per joint velocity
+        (one per joint: the columns are d/d angle, continuous joints included)."""
+        return pin.computeFrameJacobian(self.model, self.data, self.pinocchio_configuration(q),
+                                        self.tip_id, pin.LOCAL_WORLD_ALIGNED)
+
     def task(self, q: np.ndarray) -> np.ndarray:
         q = np.atleast_2d(q)
-        return np.array([self.tip_position(row)[self.rows] for row in q])
+        if self.nominal is None:
+            return np.array([self.tip_position(row)[self.rows] for row in q])
+        out = np.empty((len(q), self.task_dim))
+        for i, row in enumerate(q):
+            position, rotation = self.tip_pose(row)
+            out[i] = np.concatenate([position[self.rows],
+                                     rotation_chart.chart(self.nominal, rotation)])
+        return out
 
     def task_jacobian(self, q: np.ndarray) -> np.ndarray:
-        # One velocity per joint: the columns are d/d angle, continuous joints included.
-        jac = pin.computeFrameJacobian(self.model, self.data, self.pinocchio_configuration(q),
-                                       self.tip_id, pin.LOCAL_WORLD_ALIGNED)
-        return jac[self.rows]
+        jac = self.pose_jacobian(q)
+        if self.nominal is None:
+            return jac[self.rows]
+        rotation = self.data.oMf[self.tip_id].rotation
+        local_angular = rotation.T @ jac[3:]
+        return np.vstack([jac[self.rows],
+                          rotation_chart.chart_jacobian(self.nominal, rotation, local_angular)])
 
     @property
     def has_collision_model(self) -> bool:
@@ -165,6 +211,16 @@ class KinematicProblem(Problem):
             return []
         pairs = self.collision.colliding_links(self.pinocchio_configuration(np.asarray(q, float)))
         return [f'{a} touches {b}' for a, b in pairs]
+
+    def sample_collision_free(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """(count, n) uniform within the limits, without self-collision (all of them without a
+        collision model): the configurations a pose answer may be."""
+        kept = []
+        while len(kept) < count:
+            for q in rng.uniform(self.lower, self.upper, size=(count - len(kept), self.dim)):
+                if not self.self_collisions(q):
+                    kept.append(q)
+        return np.array(kept)
 
     def gravity_torque(self, q: np.ndarray) -> np.ndarray:
         """Static joint torques holding each configuration against gravity, (B, n)."""
@@ -180,7 +236,15 @@ class KinematicProblem(Problem):
         cost = self.symbolic_cost(q, chain)
         if cost is None:
             return None
-        return SymbolicProblem(q, y, chain.frame_position(self.tip_id)[self.rows], cost)
+        task = chain.frame_position(self.tip_id)[self.rows]
+        if self.nominal is not None:
+            relative = ca.DM(self.nominal.T) @ chain.frame_rotation(self.tip_id)
+            entries = [[relative[i, j] for j in range(3)] for i in range(3)]
+            task = ca.vertcat(task, *rotation_chart.rotation_vector(casadi_ops(), entries))
+        position, rotation = chain.frame_position(self.tip_id), chain.frame_rotation(self.tip_id)
+        pose = ca.vertcat(position, ca.reshape(rotation.T, 9, 1))
+        jacobian = ca.vertcat(ca.jacobian(position, q), chain.angular_jacobian(self.tip_id))
+        return SymbolicProblem(q, y, task, cost, pose=pose, pose_jacobian=jacobian)
 
     def symbolic_cost(self, q, chain: SymbolicChain):
         """cost() as a CasADi expression of q (SX, n); None if the variant has none."""
@@ -191,5 +255,8 @@ class KinematicProblem(Problem):
         return f'{super().compile_key()} urdf {urdf}'
 
     def metadata(self) -> dict:
-        return {**super().metadata(), 'robot': self.model.name, 'urdf': self.urdf.name,
+        meta = {**super().metadata(), 'robot': self.model.name, 'urdf': self.urdf.name,
                 'base_frame': self.base_frame, 'tip_frame': self.tip_frame}
+        if self.nominal is not None:
+            meta['nominal_orientation'] = self.nominal.tolist()
+        return meta

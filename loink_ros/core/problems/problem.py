@@ -69,6 +69,11 @@ class Problem(ABC):
         default the middle of the joint ranges."""
         return 0.5 * (self.lower + self.upper)
 
+    def cost_minimiser(self) -> np.ndarray | None:
+        """The configuration (n,) of least cost when the cost has one known in closed form
+        (a posture cost: its centre), else None; full-pose IK draws its starts around it."""
+        return None
+
     def closed_form_refine(self, q: np.ndarray, task: np.ndarray) -> np.ndarray | None:
         """An exact, problem-specific refinement of q (n,) for task (p,); None if there is none."""
         return None

@@ -3,12 +3,16 @@
 from collections.abc import Callable
 from pathlib import Path
 
-from loink_ros.core.problems.panda import PandaProblem
+from loink_ros.core.problems.panda import PandaFullProblem, PandaPoseProblem, PandaProblem
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.xarm7 import XArm7Problem
 
 PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda': PandaProblem,
+                                              'panda_full': PandaFullProblem,
+                                              'panda_pose': PandaPoseProblem,
+                                              'xarm7_full': XArm7Problem,
                                               'magneto': MagnetoProblem}
 
 

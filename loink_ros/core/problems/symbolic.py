@@ -19,3 +19,5 @@ class SymbolicProblem:
     cost: Any
     closed_form: Any = None
     margins: Any = None
+    pose: Any = None
+    pose_jacobian: Any = None

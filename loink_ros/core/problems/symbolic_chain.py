@@ -1,4 +1,4 @@
-"""A Pinocchio model's kinematics as CasADi expressions: frame positions and the generalized
+"""A Pinocchio model's kinematics as CasADi expressions: frame placements and the generalized
 gravity, for the compiled runtime (compiled/codegen.py). Same definitions as Pinocchio:
 oMi = oM(parent) * jointPlacement * X_J(q_i), g(q) = dV/dq with V = -sum m_i g0 . c_i(q)."""
 
@@ -59,6 +59,25 @@ class SymbolicChain:
         frame = self.model.frames[frame_id]
         offset = ca.DM(frame.placement.translation)
         return self.translations[frame.parentJoint] + self.rotations[frame.parentJoint] @ offset
+
+    def angular_jacobian(self, frame_id: int):
+        """(3, n): a frame's angular velocity in the world axes per joint velocity: the world
+        axis of each revolute joint that carries the frame, 0 for the others."""
+        import casadi as ca
+        frame = self.model.frames[frame_id]
+        columns = [ca.DM.zeros(3) for _ in range(self.model.nv)]
+        axes = motion_axes(self.model)
+        for i in self.model.supports[frame.parentJoint][1:]:
+            kind, axis = axes[i - 1]
+            if kind == 'revolute':
+                columns[self.model.joints[i].idx_v] = self.rotations[i] @ ca.DM(axis)
+        return ca.horzcat(*columns)
+
+    def frame_rotation(self, frame_id: int):
+        """Rotation (3 x 3) of a frame in the world."""
+        import casadi as ca
+        frame = self.model.frames[frame_id]
+        return self.rotations[frame.parentJoint] @ ca.DM(frame.placement.rotation)
 
     def gravity_torque(self):
         """Generalized gravity (n): the joint torques holding q against gravity."""

@@ -161,6 +161,13 @@ class LOInKSolver:
                      for i in range(len(info))]
         return solutions, InverseState([None] * self.kernel.depth, result.state)
 
+    def configurations(self, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """G^-1([y; z]) clipped to the limits, (B, n), unrefined and unchecked: starts for
+        another solver (the pose solver validates what it returns)."""
+        if self.kernel is None:
+            return np.array([s.q for s in self.solve_rows_numpy(y, z, False)[0]])
+        return self.kernel.solve(y, z, self._tol, self._max_iter, False).q
+
     def _compiled_solution(self, q: np.ndarray, z: np.ndarray, info: list[float],
                            refine_answer: bool) -> Solution:
         """A Solution from one row of the kernel's info (compiled_kernel's columns)."""

@@ -1,0 +1,163 @@
+"""GetPositionIK with full poses on the Panda (config/panda_full.yaml), asked as MoveIt asks:
+the whole pose of panda_arm's tip, the robot state as seed, avoid_collisions, timeout."""
+import importlib.util
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec('moveit_msgs') is None,
+                                reason='moveit_msgs is not installed (set-up builds it from '
+                                       '../shared/interfaces; on ROS: ros-<distro>-moveit-msgs)')
+
+FINGERS = ['panda_finger_joint1', 'panda_finger_joint2']
+
+
+@pytest.fixture(scope='module')
+def panda():
+    from loink_ros.core.problems.registry import make_problem
+    return make_problem('panda_full')
+
+
+@pytest.fixture(scope='module')
+def node(panda_full_node):
+    return panda_full_node
+
+
+def reachable(panda, count, seed):
+    return panda.sample_collision_free(count, np.random.default_rng(seed))
+
+
+def pose_request(position, rotation, link='panda_hand', seed=None, timeout=0.0):
+    from loink_ros.core.problems.rotation_chart import matrix_quaternion
+    from moveit_msgs.srv import GetPositionIK
+    request = GetPositionIK.Request()
+    ik = request.ik_request
+    ik.group_name, ik.ik_link_name, ik.avoid_collisions = 'panda_arm', link, True
+    ik.pose_stamped.header.frame_id = 'panda_link0'
+    p, o = ik.pose_stamped.pose.position, ik.pose_stamped.pose.orientation
+    p.x, p.y, p.z = map(float, position)
+    o.x, o.y, o.z, o.w = map(float, matrix_quaternion(rotation))
+    if seed is not None:
+        ik.robot_state.joint_state.name = [f'panda_joint{i}' for i in range(1, 8)] + FINGERS
+        ik.robot_state.joint_state.position = list(map(float, seed)) + [0.01, 0.01]
+    ik.timeout.nanosec = int(timeout * 1e9)
+    return request
+
+
+def compute_ik(node, request):
+    from moveit_msgs.srv import GetPositionIK
+    return node.call(GetPositionIK, 'compute_ik', request)
+
+
+def code(name):
+    from moveit_msgs.msg import MoveItErrorCodes
+    return getattr(MoveItErrorCodes, name)
+
+
+def solved(response):
+    return np.array(response.solution.joint_state.position[:7])
+
+
+def test_full_poses_are_reached_exactly_inside_limits_and_free(node, panda):
+    for q in reachable(panda, 8, 31):
+        position, rotation = panda.tip_pose(q)
+        response = compute_ik(node, pose_request(position, rotation))
+        assert response.error_code.val == code('SUCCESS'), response.error_code.message
+        answer = solved(response)
+        reached, turned = panda.tip_pose(answer)
+        assert np.linalg.norm(reached - position) <= 1e-5
+        assert np.linalg.norm(pin.log3(turned.T @ rotation)) <= 1e-4
+        assert np.all(answer >= panda.lower) and np.all(answer <= panda.upper)
+        assert not panda.self_collisions(answer)
+
+
+def test_a_link_fixed_to_the_hand_is_served_with_its_own_pose(node, panda):
+    """panda_arm's tip in MoveIt's config is panda_link8, turned 45 deg from panda_hand."""
+    q = reachable(panda, 1, 32)[0]
+    link8 = panda.model.getFrameId('panda_link8')
+    pin.framesForwardKinematics(panda.model, panda.data, q)
+    placement = panda.data.oMf[link8]
+    response = compute_ik(node, pose_request(placement.translation, placement.rotation, 'panda_link8'))
+    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    pin.framesForwardKinematics(panda.model, panda.data, solved(response))
+    reached = panda.data.oMf[link8]
+    assert np.linalg.norm(pin.log6(reached.actInv(placement)).vector) <= 1e-4
+
+
+def test_unreachable_pose_times_out_within_its_timeout(node):
+    import time
+    began = time.monotonic()
+    response = compute_ik(node, pose_request([2.0, 0.0, 0.5], np.eye(3), timeout=0.02))
+    assert response.error_code.val == code('TIMED_OUT')
+    assert 'pose error' in response.error_code.message
+    assert time.monotonic() - began < 2.0
+    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
+
+
+def reachable_pose(node):
+    from loink_ros.core.problems.registry import make_problem
+    panda = make_problem('panda_full')
+    return panda.tip_pose(panda.example_configuration())
+
+
+def test_joint_constraints_are_honoured(node, panda):
+    from moveit_msgs.msg import JointConstraint
+    q = reachable(panda, 1, 33)[0]
+    position, rotation = panda.tip_pose(q)
+    request = pose_request(position, rotation)
+    request.ik_request.constraints.joint_constraints = [JointConstraint(
+        joint_name='panda_joint1', position=float(q[0]), tolerance_above=0.05,
+        tolerance_below=0.05, weight=1.0)]
+    response = compute_ik(node, request)
+    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert abs(solved(response)[0] - q[0]) <= 0.05 + 1e-12
+
+
+@pytest.mark.parametrize('kind', ['bad_joint', 'outside_limits', 'position'])
+def test_unusable_constraints_get_a_clear_code(node, kind):
+    from moveit_msgs.msg import JointConstraint, PositionConstraint
+    request = pose_request(*reachable_pose(node))
+    constraints = request.ik_request.constraints
+    if kind == 'bad_joint':
+        constraints.joint_constraints = [JointConstraint(joint_name='wheel', position=0.0,
+                                                         tolerance_above=0.1, tolerance_below=0.1)]
+        expected, words = 'INVALID_GOAL_CONSTRAINTS', 'wheel'
+    elif kind == 'outside_limits':
+        constraints.joint_constraints = [JointConstraint(joint_name='panda_joint4', position=1.0,
+                                                         tolerance_above=0.1, tolerance_below=0.1)]
+        expected, words = 'NO_IK_SOLUTION', 'panda_joint4'
+    else:
+        constraints.position_constraints = [PositionConstraint(link_name='panda_hand')]
+        expected, words = 'INVALID_GOAL_CONSTRAINTS', 'position constraints are not supported'
+    response = compute_ik(node, request)
+    assert response.error_code.val == code(expected)
+    assert words in response.error_code.message
+
+
+def test_seed_consistency_keeps_the_answer_near_the_seed(node, panda):
+    q = reachable(panda, 1, 34)[0]
+    position, rotation = panda.tip_pose(q)
+    seed = np.clip(q + 0.05, panda.lower, panda.upper)
+    optimal = solved(compute_ik(node, pose_request(position, rotation, seed=seed)))
+    assert all(r.successful for r in node.set(seed_consistency=100.0))
+    try:
+        near = compute_ik(node, pose_request(position, rotation, seed=seed))
+    finally:
+        assert all(r.successful for r in node.set(seed_consistency=0.0))
+    assert near.error_code.val == code('SUCCESS'), near.error_code.message
+    assert np.linalg.norm(solved(near) - seed) <= np.linalg.norm(optimal - seed) + 1e-9
+    assert np.linalg.norm(solved(near) - seed) < 0.2
+
+
+def test_position_only_ik_leaves_the_orientation_free(node, panda):
+    q = reachable(panda, 1, 35)[0]
+    position, _ = panda.tip_pose(q)
+    upside = pin.exp3(np.array([np.pi, 0.0, 0.0]))  # no matter what orientation is asked
+    assert all(r.successful for r in node.set(position_only_ik=True))
+    try:
+        response = compute_ik(node, pose_request(position, upside))
+    finally:
+        assert all(r.successful for r in node.set(position_only_ik=False))
+    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert np.linalg.norm(panda.tip_pose(solved(response))[0] - position) <= 1e-5

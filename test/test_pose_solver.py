@@ -1,0 +1,137 @@
+"""Full-pose IK on the shipped arm models: exact, in limits, collision-free, on time."""
+
+import time
+
+import numpy as np
+import pytest
+
+from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.runtime.model_file import load_model
+from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
+from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseRequest, PoseSolver
+from loink_ros.core.runtime.solver import LOInKSolver
+
+# Held-out poses: a seed no training run (seed 0) uses.
+HELD_OUT = 4242
+
+
+def pose_solver(name: str, runtime: str = 'compiled') -> PoseSolver:
+    model = load_model(name)
+    return PoseSolver(LOInKSolver(model, make_problem(model.problem['name']), runtime=runtime))
+
+
+@pytest.fixture(scope='module')
+def panda():
+    return pose_solver('panda_full')
+
+
+def poses(problem, count, seed=HELD_OUT):
+    configurations = problem.sample_collision_free(count, np.random.default_rng(seed))
+    return [PoseTarget(*problem.tip_pose(q)) for q in configurations]
+
+
+def assert_valid(problem, answer, target, lower=None, upper=None):
+    assert answer.success, answer.reason
+    error = pose_error(problem, answer.q, target)
+    assert np.linalg.norm(error[:3]) <= TOLERANCE[0] and np.linalg.norm(error[3:]) <= TOLERANCE[1]
+    assert np.all(answer.q >= (problem.lower if lower is None else lower))
+    assert np.all(answer.q <= (problem.upper if upper is None else upper))
+    assert np.isclose(answer.cost, problem.cost(answer.q)[0])
+
+
+@pytest.mark.parametrize('name', ['panda_full', 'xarm7_full'])
+def test_held_out_poses_are_solved_exactly(name):
+    solver = pose_solver(name)
+    problem = solver.problem
+    solved = 0
+    for target in poses(problem, 40):
+        answer = solver.solve(PoseRequest(target, deadline=time.monotonic() + 0.05,
+                                          avoid_collisions=True))
+        if answer.success:
+            assert_valid(problem, answer, target)
+            assert not problem.self_collisions(answer.q)
+            solved += 1
+    assert solved >= 39
+
+
+def test_second_arm_answers_are_near_cost_optimal_on_held_out_poses():
+    """The xArm7 model's answers against a 64-start reference on held-out poses."""
+    from loink_ros.tools.bench_pose import reference
+    solver = pose_solver('xarm7_full')
+    problem = solver.problem
+    rng = np.random.default_rng(1)
+    regrets = []
+    for target in poses(problem, 20):
+        answer = solver.solve(PoseRequest(target, deadline=time.monotonic() + 0.05,
+                                          avoid_collisions=True))
+        assert_valid(problem, answer, target)
+        best = reference(solver, target, rng, [answer.q])
+        regrets.append((answer.cost - best) / best)
+    assert min(regrets) >= 0.0 and np.median(regrets) <= 0.02
+
+
+def test_answers_are_deterministic_and_the_numpy_path_agrees(panda):
+    reference = pose_solver('panda_full', runtime='numpy')
+    assert reference.kernel is None
+    for target in poses(panda.problem, 3, 7):
+        first, second = (panda.solve(PoseRequest(target)) for _ in range(2))
+        assert np.array_equal(first.q, second.q)
+        slow = reference.solve(PoseRequest(target))
+        assert_valid(panda.problem, slow, target)
+        assert abs(slow.cost - first.cost) <= 1e-4 * first.cost
+
+
+def test_unreachable_pose_fails_by_its_deadline(panda):
+    target = PoseTarget(np.array([1.5, 0.0, 0.5]), np.eye(3))
+    began = time.monotonic()
+    answer = panda.solve(PoseRequest(target, deadline=began + 0.02))
+    assert not answer.success and 'pose error' in answer.reason
+    assert time.monotonic() - began < 0.02 + 0.01
+    assert answer.starts > 24          # the fallback ran
+
+
+def test_avoid_collisions_never_returns_a_touching_answer(panda):
+    """Poses reached by self-colliding configurations: their cheapest answers often touch."""
+    problem = panda.problem
+    rng = np.random.default_rng(5)
+    colliding = [q for q in rng.uniform(problem.lower, problem.upper, (400, 7))
+                 if problem.self_collisions(q)][:12]
+    free = touching = 0
+    for q in colliding:
+        target = PoseTarget(*problem.tip_pose(q))
+        answer = panda.solve(PoseRequest(target, deadline=time.monotonic() + 0.05,
+                                         avoid_collisions=True))
+        if answer.success:
+            assert not problem.self_collisions(answer.q)
+            free += 1
+        else:
+            assert 'self-collision' in answer.reason or 'pose error' in answer.reason
+        unchecked = panda.solve(PoseRequest(target))
+        touching += unchecked.success and bool(problem.self_collisions(unchecked.q))
+    assert free >= 2 and touching >= 2
+
+
+def test_narrowed_bounds_are_kept(panda):
+    problem = panda.problem
+    q = problem.sample_collision_free(1, np.random.default_rng(9))[0]
+    target = PoseTarget(*problem.tip_pose(q))
+    lower, upper = problem.lower.copy(), problem.upper.copy()
+    lower[0], upper[0] = q[0] - 0.02, q[0] + 0.02
+    answer = panda.solve(PoseRequest(target, lower=lower, upper=upper,
+                                     deadline=time.monotonic() + 0.05))
+    assert_valid(problem, answer, target, lower, upper)
+
+
+def test_seed_consistent_answers_stay_near_the_seed(panda):
+    problem = panda.problem
+    closer = 0
+    configurations = problem.sample_collision_free(10, np.random.default_rng(10))
+    for q in configurations:
+        target = PoseTarget(*problem.tip_pose(q))
+        seed = np.clip(q + 0.1, problem.lower, problem.upper)
+        optimal = panda.solve(PoseRequest(target))
+        near = panda.solve(PoseRequest(target, seed=seed, seed_weight=100.0))
+        assert_valid(problem, near, target)
+        assert np.linalg.norm(near.q - seed) <= np.linalg.norm(optimal.q - seed) + 1e-9
+        closer += np.linalg.norm(near.q - seed) < 0.3
+    assert closer >= 9
