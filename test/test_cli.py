@@ -173,3 +173,23 @@ def test_bench_threads_reports_both_runtimes_of_every_model(tmp_path):
             rates = figures[runtime]['solves_per_s']
             assert set(rates) == {'1', '2'} and all(r > 0 for r in rates.values())
             assert figures[runtime]['speedup']['1'] == 1.0
+
+
+def test_bench_pose_compares_loink_with_trac_ik_on_the_same_poses(tmp_path):
+    out = ok_json(run_cli('bench', 'pose', '--robot', 'panda', '--tasks', '12', '--json', '-',
+                          cwd=tmp_path))
+    assert out['model'] == 'panda_full' and out['poses'] == 12
+    for method in ('loink', 'trac_ik_speed', 'trac_ik_distance'):
+        assert 0.0 <= out[method]['success'] <= 1.0 and out[method]['time_ms_median'] > 0
+    assert out['loink']['success'] >= 11 / 12 and out['loink']['regret_median'] >= 0.0
+    assert out['loink_answers_outside_limits'] == 0
+    assert out['loink_invalid_answers_reported_as_success'] == 0
+    assert out['variants']['poses'] == 12 and 'no descent' in out['variants']
+
+
+def test_bench_fit_reports_each_task_component(tmp_path):
+    out = ok_json(run_cli('bench', 'fit', '--model', 'panda', '--tasks', '200', '--json', '-',
+                          cwd=tmp_path))
+    assert set(out['forward_rmse']) == {'panda_hand_x', 'panda_hand_y', 'panda_hand_z'}
+    assert 0.0 < out['forward_position_error_median_m'] < 0.1
+    assert 0.0 <= out['raw_answers_clipped'] <= 1.0

@@ -19,9 +19,10 @@ from tqdm import tqdm
 from loink_ros.baselines.trac_ik import TIMEOUT_S, TracIk
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
-from loink_ros.core.runtime.pose_solver import PRIOR_SPREAD, TOLERANCE, PoseRequest, PoseSolver
+from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseRequest, PoseSolver, prior_spread
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.timing import load_average, speedups
 
@@ -69,8 +70,8 @@ def reference(pose_solver: PoseSolver, target: PoseTarget, rng: np.random.Genera
     starts = [rng.uniform(problem.lower, problem.upper, size=(REFERENCE_STARTS, problem.dim))]
     centre = problem.cost_minimiser()
     if centre is not None:
-        spread = PRIOR_SPREAD * 0.5 * (problem.upper - problem.lower)
-        starts.append(np.clip(rng.normal(centre, spread, size=(REFERENCE_STARTS, problem.dim)),
+        starts.append(np.clip(rng.normal(centre, prior_spread(problem),
+                                         size=(REFERENCE_STARTS, problem.dim)),
                               problem.lower, problem.upper))
     starts = np.vstack([*starts, *extra])
     rows = pose_solver.refine(starts, target, problem.lower, problem.upper, None, 0.0, len(starts))
@@ -124,7 +125,7 @@ def _timed_passes(problem, pose_solver, nominal, poses) -> tuple[dict, dict]:
             for target in tqdm(poses, desc=key, unit='pose')]
         ms[key], answers[key] = [t for t, _ in out], [a for _, a in out]
     for key, trac in (('trac_speed', speed), ('trac_distance', distance)):
-        out = [trac.solve(target.position, _quaternion(target.rotation), nominal)
+        out = [trac.solve(target.position, matrix_quaternion(target.rotation), nominal)
                for target in tqdm(poses, desc=key, unit='pose')]
         ms[key], answers[key] = [r.time_ms for r in out], [r.q for r in out]
     return answers, ms
@@ -139,6 +140,11 @@ def _judge(problem, pose_solver, nominal, poses, answers, seed) -> dict:
         ok = {key: valid(problem, q, target) for key, q in qs.items()}
         ref = reference(pose_solver, target, rng, [q for key, q in qs.items() if ok[key]])
         row = {'reference_cost': ref}
+        for key in ('loink', 'loink_seeded'):
+            answer = answers[key][i]
+            row[f'{key}_outside_limits'] = bool(np.any(answer.q < problem.lower)
+                                                or np.any(answer.q > problem.upper))
+            row[f'{key}_false_success'] = answer.success and not ok[key]
         for key, q in qs.items():
             row[f'{key}_ok'] = ok[key]
             row[f'{key}_answered'] = q is not None
@@ -185,11 +191,6 @@ def _by_joint1(col: dict, joint1: np.ndarray) -> dict:
     return out
 
 
-def _quaternion(rotation: np.ndarray) -> np.ndarray:
-    from loink_ros.core.problems.rotation_chart import matrix_quaternion
-    return matrix_quaternion(rotation)
-
-
 def _report(robot, name, solver, count, seed, col, answers) -> dict:
     sources, counts = np.unique([a.source for a in answers['loink']], return_counts=True)
     both = col['loink_seeded_ok'] & col['trac_distance_ok']
@@ -207,6 +208,10 @@ def _report(robot, name, solver, count, seed, col, answers) -> dict:
                      'every method, each refined and descended by the pose kernel',
         'reference_found': float(np.isfinite(col['reference_cost']).mean()),
         'loink': figures(col['loink_ok'], col['loink_ms'], col['loink_regret']),
+        'loink_answers_outside_limits': int(col['loink_outside_limits'].sum()
+                                            + col['loink_seeded_outside_limits'].sum()),
+        'loink_invalid_answers_reported_as_success': int(col['loink_false_success'].sum()
+                                                         + col['loink_seeded_false_success'].sum()),
         'loink_answer_source': {str(s): int(c) for s, c in zip(sources, counts)},
         'loink_starts_median': float(np.median([a.starts for a in answers['loink']])),
         'trac_ik_speed': {**figures(col['trac_speed_ok'], col['trac_speed_ms'],

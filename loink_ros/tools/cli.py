@@ -136,6 +136,11 @@ def cmd_bench(args) -> None:
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
                              args.seed or 12345, args.load, args.executor), args.json)
         return
+    if args.target == 'fit':
+        from loink_ros.tools import bench_fit
+        _emit(bench_fit.run(args.model or 'panda_full', args.tasks or 2000,
+                            args.seed or bench_fit.SEED), args.json)
+        return
     if args.target == 'pose':
         from loink_ros.tools import bench_pose
         _emit(bench_pose.run(args.robot, args.tasks or bench_pose.DEFAULT_POSES,
@@ -258,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
                    '(multi-start study, no model), node (service round trips over DDS), or '
                    'imports (start-up: fresh-process import times of the solver and the node), '
                    'or threads (solves per second with 1 and 2 threads sharing a solver), or '
-                   'pose (full-pose IK against TRAC-IK, --robot)')
+                   'pose (full-pose IK against TRAC-IK, --robot), or fit (a model\'s task fit '
+                   'and raw answers on held-out configurations, --model)')
     p.add_argument('--robot', default='panda', help='pose: the robot (its pose model)')
     p.add_argument('--model', help='model to bench (default: the shipped one)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '

@@ -40,11 +40,6 @@ def chart_jacobian(nominal: np.ndarray, rotation: np.ndarray,
     return pin.Jlog3(nominal.T @ rotation) @ local_angular
 
 
-def from_chart(nominal: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """The rotation matrix with chart coordinates r."""
-    return nominal @ pin.exp3(np.asarray(r, float))
-
-
 def quaternion_matrix(xyzw) -> np.ndarray:
     """Rotation matrix of a quaternion (x, y, z, w), normalised; ValueError for zero."""
     x, y, z, w = (float(v) for v in xyzw)
@@ -59,8 +54,3 @@ def matrix_quaternion(rotation: np.ndarray) -> np.ndarray:
     quat = pin.Quaternion(rotation)
     xyzw = np.array([quat.x, quat.y, quat.z, quat.w])
     return -xyzw if xyzw[3] < 0 else xyzw
-
-
-def geodesic_angle(a: np.ndarray, b: np.ndarray) -> float:
-    """The angle (rad, 0..pi) of the rotation taking a to b: the geodesic pose error."""
-    return float(np.linalg.norm(pin.log3(a.T @ b)))

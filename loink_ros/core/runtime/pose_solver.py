@@ -34,16 +34,23 @@ TOLERANCE = (1e-5, 1e-4)
 # Refined poses are taken as exact below these (m, rad): descent keeps every point this close.
 EXACT = (1e-9, 1e-9)
 # Latent samples besides the optimum; starts drawn around the cost's minimiser (std a
-# fraction PRIOR_SPREAD of each half range; uniform when the cost has no known minimiser);
+# fraction PRIOR_SPREAD of each half range, at most PRIOR_MAX_SPREAD: IK branches lie about
+# pi apart in a joint whatever its range; uniform when the cost has no known minimiser);
 # uniform starts per fallback round.
 LATENT_STARTS = 0
 PRIOR_STARTS = 23
 PRIOR_SPREAD = 0.3
+PRIOR_MAX_SPREAD = 1.0
 RESTARTS = 8
 # Starts descended per batch: those lowest in objective once on the pose.
 DESCENTS = 3
 # Fallback rounds, at most (a deadline usually ends them first).
 MAX_ROUNDS = 250
+
+
+def prior_spread(problem: KinematicProblem) -> np.ndarray:
+    """Per joint, the std of the starts drawn around the cost's minimiser."""
+    return np.minimum(PRIOR_SPREAD * 0.5 * (problem.upper - problem.lower), PRIOR_MAX_SPREAD)
 
 
 @dataclass
@@ -64,7 +71,8 @@ class PoseRequest:
 @dataclass
 class PoseAnswer:
     """The best answer found; `reason` None means it is a solution. `source` says which start
-    gave it: 'optimum', 'latent', 'seed' or 'restart'; `starts` counts the starts refined."""
+    gave it: 'prior', 'optimum', 'latent', 'seed' or 'restart'; `starts` counts the starts
+    refined."""
 
     q: np.ndarray
     cost: float
@@ -111,8 +119,7 @@ class PoseSolver:
         centre = self.problem.cost_minimiser()
         if centre is None or not around_minimiser:
             return None, rng.uniform(lower, upper, size=(count, self.problem.dim))
-        spread = PRIOR_SPREAD * 0.5 * (upper - lower)
-        return centre, rng.normal(0.0, spread, size=(count, self.problem.dim))
+        return centre, rng.normal(0.0, prior_spread(self.problem), size=(count, self.problem.dim))
 
     def _prior_starts(self, request: PoseRequest) -> np.ndarray:
         """The prior's starts for this request: around the cost's minimiser, moved towards

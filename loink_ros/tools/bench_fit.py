@@ -1,0 +1,39 @@
+"""`loink bench fit`: how well a model's network fits its task, on held-out configurations.
+
+Forward fit: the network's task yhat(x) against the true task of sampled configurations x,
+per task component (RMSE, and the spread of the component for scale). Inverse: the raw
+answer G^-1([y; 0]) (clipped, unrefined) to those tasks: its task error by the true
+kinematics and how often it was clipped to the joint limits.
+"""
+
+import numpy as np
+
+from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.runtime.model_file import load_model
+from loink_ros.core.runtime.solver import LOInKSolver
+
+# Held-out configurations: a seed no training run uses.
+SEED = 4242
+
+
+def run(model_name: str, count: int, seed: int = SEED) -> dict:
+    model = load_model(model_name)
+    problem = make_problem(model.problem['name'])
+    solver = LOInKSolver(model, problem)
+    x = problem.sample(count, np.random.default_rng(seed))
+    y = problem.task(x)
+    predicted = solver.forward(x)[0]
+    error = predicted - y
+    raw = solver.solve_rows(y, np.zeros((count, model.latent_dim)), False)[0]
+    raw_error = np.array([s.task_error for s in raw])
+    position = [i for i, name in enumerate(problem.task_names) if name[-2:] in ('_x', '_y', '_z')]
+    return {
+        'model': model.name, 'model_version': model.version, 'configurations': count,
+        'seed': seed,
+        'forward_rmse': dict(zip(problem.task_names, np.sqrt((error ** 2).mean(0)).tolist())),
+        'task_std': dict(zip(problem.task_names, y.std(0).tolist())),
+        'forward_position_error_median_m': float(np.median(np.linalg.norm(error[:, position], axis=1))),
+        'raw_answer_task_error_median': float(np.median(raw_error)),
+        'raw_answer_task_error_p95': float(np.percentile(raw_error, 95)),
+        'raw_answers_clipped': float(np.mean([s.clipped for s in raw])),
+    }
