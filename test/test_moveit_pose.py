@@ -161,3 +161,17 @@ def test_position_only_ik_leaves_the_orientation_free(node, panda):
         assert all(r.successful for r in node.set(position_only_ik=False))
     assert response.error_code.val == code('SUCCESS'), response.error_code.message
     assert np.linalg.norm(panda.tip_pose(solved(response))[0] - position) <= 1e-5
+
+
+@pytest.mark.parametrize('bad', ['nan', 'zero_quaternion'])
+def test_a_pose_that_is_no_pose_is_no_ik_solution(node, bad):
+    request = pose_request(*reachable_pose(node))
+    pose = request.ik_request.pose_stamped.pose
+    if bad == 'nan':
+        pose.position.y = float('nan')
+    else:
+        pose.orientation.x = pose.orientation.y = pose.orientation.z = pose.orientation.w = 0.0
+    response = compute_ik(node, request)
+    assert response.error_code.val == code('NO_IK_SOLUTION')
+    assert ('NaN' in response.error_code.message) == (bad == 'nan')
+    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
