@@ -34,7 +34,9 @@ from rcl_interfaces.srv import GetParameters
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
+from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.errors import ModelFileError
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.tools.empty_service import empty_service_process
@@ -81,8 +83,10 @@ def solve_workload(prefix: str, tasks: np.ndarray) -> Workload:
 
 
 def moveit_workload(name: str, info: GetModelInfo.Response, group: str,
-                    tasks: np.ndarray) -> Workload:
-    """GetPositionIK requests shaped like srv_kinematics_plugin's, one extra joint each."""
+                    tasks: np.ndarray, orientations: np.ndarray | None) -> Workload:
+    """GetPositionIK requests shaped like srv_kinematics_plugin's, one extra joint each; the
+    tip's orientation (x, y, z, w) of the configuration that reached each task when known
+    (full-pose models need it; position-only ones ignore it), else the identity."""
     from moveit_msgs.msg import MoveItErrorCodes
     from moveit_msgs.srv import GetPositionIK
     middle = 0.5 * (np.asarray(info.joint_lower) + np.asarray(info.joint_upper))
@@ -97,6 +101,9 @@ def moveit_workload(name: str, info: GetModelInfo.Response, group: str,
         ik.pose_stamped.header.frame_id = info.base_frame
         for axis_name, value in zip(info.task_names, task):
             setattr(ik.pose_stamped.pose.position, axis_name[-1], float(value))
+        if orientations is not None:
+            o = ik.pose_stamped.pose.orientation
+            o.x, o.y, o.z, o.w = map(float, orientations[len(requests)])
         requests.append(request)
     outcomes = {MoveItErrorCodes.SUCCESS: 'ok', MoveItErrorCodes.NO_IK_SOLUTION: 'no_solution',
                 MoveItErrorCodes.TIMED_OUT: 'timed_out'}
@@ -178,21 +185,27 @@ def node_parameters(calls: RosCalls, prefix: str, names: list[str]) -> list:
     return list(calls.call(client, GetParameters.Request(names=names), REPLY_TIMEOUT).values)
 
 
-def reachable_tasks(info: GetModelInfo.Response, count: int, seed: int) -> np.ndarray:
-    """Targets inside the training bounds that the robot reaches: the forward kinematics of
-    random in-limit configurations when the model loads here, else uniform in the bounds."""
+def reachable_tasks(info: GetModelInfo.Response, count: int,
+                    seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Targets inside the training bounds that the robot reaches, and the tip orientations
+    (x, y, z, w) there: the forward kinematics of random in-limit configurations when the
+    model loads here, else uniform in the bounds (orientations None)."""
     lower, upper = np.asarray(info.task_lower), np.asarray(info.task_upper)
     rng = np.random.default_rng(seed)
     try:
         robot = make_problem(load_model(info.model_name).problem['name'])
     except (ModelFileError, KeyError):
-        return rng.uniform(lower, upper, (count, len(lower)))
-    tasks = np.empty((0, len(lower)))
-    while len(tasks) < count:
-        reached = robot.task(rng.uniform(info.joint_lower, info.joint_upper,
-                                         (count, len(info.joint_names))))
-        tasks = np.vstack([tasks, reached[np.all((reached > lower) & (reached < upper), 1)]])
-    return tasks[:count]
+        return rng.uniform(lower, upper, (count, len(lower))), None
+    configurations = np.empty((0, len(info.joint_names)))
+    while len(configurations) < count:
+        q = rng.uniform(info.joint_lower, info.joint_upper, (count, len(info.joint_names)))
+        reached = robot.task(q)
+        configurations = np.vstack([configurations,
+                                    q[np.all((reached > lower) & (reached < upper), 1)]])
+    configurations = configurations[:count]
+    orientations = (np.array([matrix_quaternion(robot.tip_pose(q)[1]) for q in configurations])
+                    if isinstance(robot, KinematicProblem) else None)
+    return robot.task(configurations), orientations
 
 
 def moveit_service(calls: RosCalls, prefix: str, namespace: str) -> tuple[str, str] | None:
@@ -290,7 +303,7 @@ def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
     info_client = calls.node.create_client(GetModelInfo, f'{prefix}/get_model_info')
     info_client.wait_for_service(timeout_sec=30.0)
     info = calls.call(info_client, GetModelInfo.Request(), REPLY_TIMEOUT)
-    tasks = reachable_tasks(info, count, seed)
+    tasks, orientations = reachable_tasks(info, count, seed)
     result = {'model': info.model_name, 'model_version': info.model_version,
               'load_average_1min_before': os.getloadavg()[0],
               'get_position_ik': 'not served (no moveit_msgs, or the node has it off)'}
@@ -298,7 +311,7 @@ def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
     moveit = moveit_service(calls, prefix, namespace)
     if moveit is not None:
         name, group = moveit
-        workloads.append(moveit_workload(name, info, group, tasks))
+        workloads.append(moveit_workload(name, info, group, tasks, orientations))
     for work in workloads:
         result[work.key] = {'request': work.what,
                             **{f'clients_{n}': measure(calls, work, n) for n in (1, 8)}}
