@@ -135,3 +135,21 @@ def test_seed_consistent_answers_stay_near_the_seed(panda):
         assert np.linalg.norm(near.q - seed) <= np.linalg.norm(optimal.q - seed) + 1e-9
         closer += np.linalg.norm(near.q - seed) < 0.3
     assert closer >= 9
+
+
+def test_ranked_answers_are_valid_distinct_and_cheapest_first(panda):
+    from loink_ros.core.runtime.pose_solver import DISTINCT
+    problem = panda.problem
+    for target in poses(problem, 4, 11):
+        ranked = panda.solve_ranked(PoseRequest(target, avoid_collisions=True), 5)
+        assert 2 <= len(ranked) <= 5
+        assert np.array_equal(ranked[0].q, panda.solve(PoseRequest(target, avoid_collisions=True)).q)
+        for answer in ranked:
+            assert_valid(problem, answer, target)
+            assert not problem.self_collisions(answer.q)
+        costs = [a.objective for a in ranked]
+        assert costs == sorted(costs)
+        for i, a in enumerate(ranked):
+            assert all(np.abs(a.q - b.q).max() > DISTINCT for b in ranked[i + 1:])
+        for answer in panda.solve_ranked(PoseRequest(target), 3, attempt=2):
+            assert_valid(problem, answer, target)

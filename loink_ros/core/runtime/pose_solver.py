@@ -46,6 +46,8 @@ RESTARTS = 8
 DESCENTS = 3
 # Fallback rounds, at most (a deadline usually ends them first).
 MAX_ROUNDS = 250
+# Ranked answers closer than this (rad, largest joint difference) count as the same answer.
+DISTINCT = 0.05
 
 
 def prior_spread(problem: KinematicProblem) -> np.ndarray:
@@ -121,10 +123,16 @@ class PoseSolver:
             return None, rng.uniform(lower, upper, size=(count, self.problem.dim))
         return centre, rng.normal(0.0, prior_spread(self.problem), size=(count, self.problem.dim))
 
-    def _prior_starts(self, request: PoseRequest) -> np.ndarray:
+    def _prior_starts(self, request: PoseRequest,
+                      fresh: np.random.Generator | None) -> np.ndarray:
         """The prior's starts for this request: around the cost's minimiser, moved towards
-        the seed by w / (1 + w) in seed-consistent mode (the latent rule of METHOD.md s.4)."""
+        the seed by w / (1 + w) in seed-consistent mode (the latent rule of METHOD.md s.4);
+        the fixed draws, or new ones from `fresh`."""
         centre, offsets = self.prior
+        if fresh is not None:
+            offsets = (fresh.normal(0.0, prior_spread(self.problem), size=offsets.shape)
+                       if centre is not None else
+                       fresh.uniform(self.problem.lower, self.problem.upper, size=offsets.shape))
         if centre is None:
             return offsets
         w = self._weight(request)
@@ -142,35 +150,45 @@ class PoseSolver:
         return np.clip(y, self.solver.model.task_lower, self.solver.model.task_upper)
 
     def solve(self, request: PoseRequest) -> PoseAnswer:
+        """The best answer (see the module docstring)."""
+        return self.solve_ranked(request)[0]
+
+    def solve_ranked(self, request: PoseRequest, count: int = 1,
+                     attempt: int = 0) -> list[PoseAnswer]:
+        """Up to `count` valid answers at least DISTINCT apart, lowest objective first, from
+        one batch of starts (and restarts while none is valid); none valid by the deadline:
+        [the best answer], which says why not. `attempt` k > 0 draws the k-th set of fresh
+        starts instead of the fixed ones, for callers that rejected the earlier answers."""
         lower, upper = self._bounds(request)
-        starts, sources = self._starts(request, lower, upper)
-        best, tried = None, 0
-        if len(starts):
-            best, tried = self._best(starts, sources, request, lower, upper, None, 0)
+        fresh = np.random.default_rng(attempt) if attempt else None
+        starts, sources = self._starts(request, lower, upper, fresh)
+        found, best, tried = self._collect(starts, sources, request, lower, upper, count,
+                                           None, 0)
         rng = None
         for _ in range(MAX_ROUNDS):
-            if best is not None and (best.success or (request.deadline is not None
-                                                      and time.monotonic() >= request.deadline)):
+            if found or (request.deadline is not None and time.monotonic() >= request.deadline):
                 break
-            rng = rng or np.random.default_rng(0)      # the same restarts for every request
+            rng = rng or np.random.default_rng([attempt, 1])   # the same restarts each time
             starts = rng.uniform(lower, upper, size=(self.restarts, self.problem.dim))
-            best, tried = self._best(starts, ['restart'] * self.restarts, request, lower, upper,
-                                     best, tried)
-        return best
+            found, best, tried = self._collect(starts, ['restart'] * self.restarts, request,
+                                               lower, upper, count, best, tried)
+        for answer in found or [best]:
+            answer.starts = tried
+        return found or [best]
 
     def _bounds(self, request: PoseRequest) -> tuple[np.ndarray, np.ndarray]:
         lower = self.problem.lower if request.lower is None else np.maximum(request.lower, self.problem.lower)
         upper = self.problem.upper if request.upper is None else np.minimum(request.upper, self.problem.upper)
         return lower, upper
 
-    def _starts(self, request: PoseRequest, lower: np.ndarray,
-                upper: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    def _starts(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
+                fresh: np.random.Generator | None) -> tuple[np.ndarray, list[str]]:
         """The network's answers at the optimum latent (or the seed-consistent one) and at
         the fixed latent samples, the seed itself in seed-consistent mode, the prior's
-        starts; all clipped to the bounds."""
+        starts; all clipped to the bounds. With `fresh`, new prior draws from it alone."""
         seed, w = request.seed, self._weight(request)
         starts, sources = [], []
-        if request.target.position_only or self.network_for_poses:
+        if fresh is None and (request.target.position_only or self.network_for_poses):
             latents = self.latents
             if w > 0.0:
                 latents = latents + w / (1.0 + w) * self.solver.latent(
@@ -178,10 +196,10 @@ class PoseSolver:
             y = np.repeat(self.network_task(request.target)[None], len(latents), 0)
             starts = list(self.solver.configurations(y, latents))
             sources = ['optimum'] + ['latent'] * (len(latents) - 1)
-        if w > 0.0:
+        if w > 0.0 and fresh is None:
             starts.append(np.asarray(seed, float))
             sources.append('seed')
-        prior = self._prior_starts(request)
+        prior = self._prior_starts(request, fresh)
         starts = np.clip(np.vstack([*starts, prior]), lower, upper)
         return starts, sources + ['prior'] * len(prior)
 
@@ -207,11 +225,15 @@ class PoseSolver:
         return np.array([[*r.q, r.position_error, r.rotation_error, r.objective]
                          for r in results])
 
-    def _best(self, starts: np.ndarray, sources: list[str], request: PoseRequest,
-              lower: np.ndarray, upper: np.ndarray, best: PoseAnswer | None,
-              tried: int) -> tuple[PoseAnswer, int]:
-        """Every start onto the pose, the `descents` lowest in objective down it; the best
-        valid answer of them, else the closest to the pose (or `best` if closer)."""
+    def _collect(self, starts: np.ndarray, sources: list[str], request: PoseRequest,
+                 lower: np.ndarray, upper: np.ndarray, count: int, best: PoseAnswer | None,
+                 tried: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
+        """Every start onto the pose, the `descents` lowest in objective down it; (up to
+        `count` valid answers DISTINCT apart, lowest objective first; the answer closest to
+        the pose, or `best` if closer; starts refined so far)."""
+        found = []
+        if not len(starts):
+            return found, best, tried
         rows = self.refine(starts, request.target, lower, upper, request.seed,
                            self._weight(request), self.descents)
         n = self.problem.dim
@@ -219,15 +241,18 @@ class PoseSolver:
         exact = (rows[:, n] <= EXACT[0]) & (rows[:, n + 1] <= EXACT[1])
         for i in np.argsort(np.where(exact, rows[:, n + 2], np.inf), kind='stable'):
             q, position, rotation, objective = rows[i, :n], *rows[i, n:]
+            if any(np.abs(q - other.q).max() <= DISTINCT for other in found):
+                continue
             reason = self._failure(q, position, rotation, request)
-            if reason is None or best is None or (best.reason is not None and
-                                                  position + rotation < best.position_error + best.rotation_error):
-                best = PoseAnswer(q.copy(), float(self.problem.cost(q)[0]), float(objective),
-                                  float(position), float(rotation), sources[i], tried, reason)
+            answer = PoseAnswer(q.copy(), float(self.problem.cost(q)[0]), float(objective),
+                                float(position), float(rotation), sources[i], tried, reason)
             if reason is None:
-                break
-        best.starts = tried
-        return best, tried
+                found.append(answer)
+                if len(found) == count:
+                    break
+            elif best is None or position + rotation < best.position_error + best.rotation_error:
+                best = answer
+        return found, (found[0] if found else best), tried
 
     def _failure(self, q: np.ndarray, position: float, rotation: float,
                  request: PoseRequest) -> str | None:
