@@ -2,7 +2,7 @@
 
 import logging
 
-from loink_msgs.srv import GetModelInfo, Sample, Solve
+from loink_msgs.srv import GetModelInfo, Sample, Solve, SolvePose
 from rclpy.callback_groups import CallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -11,6 +11,7 @@ from loink_ros.node import parameters
 from loink_ros.node.diagnostics import Diagnostics
 from loink_ros.node.ik_services import IKServices
 from loink_ros.node.parameters import Settings
+from loink_ros.node.pose_service import PoseService
 from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.robot_description import received_description
 from loink_ros.node.startup import load_solver
@@ -56,6 +57,9 @@ class LOInKNode(Node):
         self.create_service(Sample, '~/sample', ik.sample, callback_group=services)
         self.create_service(GetModelInfo, '~/get_model_info', ik.get_model_info,
                             callback_group=services)
+        poses = PoseService(self.solver, self.current, self.get_clock(), self.get_logger(),
+                            self.stats)
+        self.create_service(SolvePose, '~/solve_pose', poses.solve_pose, callback_group=services)
         self.streamer = Streamer(self.stream_node, self.get_logger(), self.stream_names(s),
                                  self.solver, self.current, self.robot)
         Diagnostics(self, self.solver.model, self.stats, self.streamer.snapshot,
@@ -64,7 +68,8 @@ class LOInKNode(Node):
         self.get_logger().info(f'serving model {self.solver.model.name} '
                                f'({self.solver.model.version}) from {self.solver.model.path}; '
                                'call it with:\n  ' + '\n  '.join(
-                                   usage_lines(self, self.solver, s.target_topic)))
+                                   usage_lines(self, self.solver, s.target_topic,
+                                               poses.pose_solver is not None)))
 
     def helper_node(self) -> Node:
         """A node beside this one for the stream, in the same namespace, no remappings."""

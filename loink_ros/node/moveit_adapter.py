@@ -28,15 +28,14 @@ from rclpy.impl.rcutils_logger import RcutilsLogger
 from sensor_msgs.msg import JointState
 
 from loink_ros.core.problems.kinematic_problem import CHART_AXES, KinematicProblem
-from loink_ros.core.problems.rotation_chart import quaternion_matrix
 from loink_ros.core.runtime.errors import SolverError
-from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseAnswer, PoseRequest, PoseSolver
 from loink_ros.core.runtime.requests import MAX_SPREAD
 from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.node.conversions import MAX_ARRAY_LENGTH, is_base_frame, joint_index
 from loink_ros.node.parameters import Settings
+from loink_ros.node.pose_targets import PoseLinks, pose_problem
 from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.streaming import CurrentConfiguration
 
@@ -78,8 +77,7 @@ class MoveItIK:
         if not isinstance(problem, KinematicProblem):
             raise ValueError(f'problem {problem.name} has no tip frame')
         self.joint_names = list(problem.joint_names)
-        self.base, self.tips = problem.base_frame, problem.same_position_links()
-        self.rigid = problem.rigid_links()     # full poses: any link moving with the tip
+        self.base, self.links = problem.base_frame, PoseLinks(problem)
         self.axes = position_axes(problem.task_names, problem.tip_frame)
         self.pose_solver = PoseSolver(solver) if self.axes == list(AXES) else None
         self.said_no_collisions = False
@@ -133,14 +131,8 @@ class MoveItIK:
                    bounds: tuple[np.ndarray, np.ndarray] | None, settings: Settings,
                    deadline: float, avoid_collisions: bool) -> PoseAnswer:
         """The PoseSolver's answer to the request's pose (or position)."""
-        pose = ik.pose_stamped.pose
-        p, o = pose.position, pose.orientation
-        position = np.array([p.x, p.y, p.z])
-        rotation = quaternion_matrix([o.x, o.y, o.z, o.w])
-        if not settings.position_only_ik and ik.ik_link_name:   # the tip's pose from the link's
-            offset = self.rigid[ik.ik_link_name]
-            position, rotation = position + rotation @ offset.translation, rotation @ offset.rotation
-        target = PoseTarget(position, rotation, position_only=settings.position_only_ik)
+        target = self.links.target(ik.pose_stamped.pose, ik.ik_link_name,
+                                   settings.position_only_ik)
         weight = settings.seed_consistency if seed is not None else 0.0
         lower, upper = bounds if bounds is not None else (None, None)
         request = PoseRequest(target, seed if weight > 0.0 else None, weight, lower, upper,
@@ -191,12 +183,9 @@ class MoveItIK:
     def check_pose(self, pose: Pose) -> None:
         """NO_IK_SOLUTION for a pose that is no pose (a quaternion of any non-zero length is
         normalised)."""
-        p, o = pose.position, pose.orientation
-        if not np.all(np.isfinite([p.x, p.y, p.z, o.x, o.y, o.z, o.w])):
-            raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, 'the pose has NaN or inf')
-        if o.x == o.y == o.z == o.w == 0.0:
-            raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, 'the orientation is the zero '
-                          'quaternion (identity is w = 1)')
+        reason = pose_problem(pose)
+        if reason is not None:
+            raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, reason)
 
     def search(self, task: list[float], seed: np.ndarray | None, settings: Settings,
                deadline: float, avoid_collisions: bool) -> tuple[Solution, str | None]:
@@ -242,8 +231,8 @@ class MoveItIK:
                           f'group {ik.group_name!r}: this solver serves {group_name!r}')
         if ik.ik_link_names or ik.pose_stamped_vector:
             raise Refusal(MoveItErrorCodes.INVALID_LINK_NAME,
-                          f'multi-tip requests are not served; the tip is {self.tips[0]!r}')
-        tips = self.tips if self.position_only(ik) else [self.tips[0], *sorted(set(self.rigid) - {self.tips[0]})]
+                          f'multi-tip requests are not served; the tip is {self.links.tip!r}')
+        tips = self.links.served(self.position_only(ik))
         if ik.ik_link_name not in ('', *tips):
             raise Refusal(MoveItErrorCodes.INVALID_LINK_NAME,
                           f'link {ik.ik_link_name!r}: this solver serves {tips}')

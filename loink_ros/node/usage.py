@@ -3,6 +3,7 @@
 import numpy as np
 from rclpy.node import Node
 
+from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.solver import LOInKSolver
 
 
@@ -11,12 +12,15 @@ def flow_list(values: np.ndarray) -> str:
     return '[' + ', '.join(repr(round(float(v), 3) + 0.0) for v in values) + ']'
 
 
-def usage_lines(node: Node, solver: LOInKSolver, target_topic: str) -> list[str]:
+def usage_lines(node: Node, solver: LOInKSolver, target_topic: str,
+                serves_poses: bool) -> list[str]:
     """`ros2 service call` / `ros2 topic pub` lines for this node's model and names; the
-    task is the model's example (the task of a known-good configuration), so they succeed."""
+    task is the model's example (the task of a known-good configuration), so they succeed;
+    with `serves_poses` also ~/solve_pose, for the tip's pose there."""
     task = flow_list(solver.example_task())
     service = node.resolve_service_name
-    return [
+    poses = [pose_line(service('~/solve_pose'), solver)] if serves_poses else []
+    return [*poses,
         f"ros2 service call {service('~/solve')} loink_msgs/srv/Solve "
         f"\"{{task: {task}, refine: true}}\"",
         f"ros2 service call {service('~/sample')} loink_msgs/srv/Sample "
@@ -26,3 +30,16 @@ def usage_lines(node: Node, solver: LOInKSolver, target_topic: str) -> list[str]
         f"loink_msgs/msg/TaskTarget \"{{task: {task}}}\"",
         f"ros2 param set {node.get_fully_qualified_name()} smoothing 5.0",
     ]
+
+
+def pose_line(service: str, solver: LOInKSolver) -> str:
+    """~/solve_pose of the tip's pose at the model's example configuration, 3 answers."""
+    problem = solver.problem
+    q = solver.model.example_configuration
+    position, rotation = problem.tip_pose(problem.example_configuration() if q is None else q)
+    p = [round(float(v), 3) + 0.0 for v in position]
+    o = [round(float(v), 3) + 0.0 for v in matrix_quaternion(rotation)]
+    return (f"ros2 service call {service} loink_msgs/srv/SolvePose \"{{pose: {{header: "
+            f"{{frame_id: {problem.base_frame}}}, pose: {{position: {{x: {p[0]}, y: {p[1]}, "
+            f"z: {p[2]}}}, orientation: {{x: {o[0]}, y: {o[1]}, z: {o[2]}, w: {o[3]}}}}}}}, "
+            f"count: 3, avoid_collisions: true}}\"")

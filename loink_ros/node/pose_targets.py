@@ -1,0 +1,47 @@
+"""Requested poses -> the tip's PoseTarget: the links that may be asked for, their
+conversion to the tip, and the checks of a pose (GetPositionIK and SolvePose share them)."""
+
+import numpy as np
+from geometry_msgs.msg import Pose
+
+from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.rotation_chart import quaternion_matrix
+from loink_ros.core.runtime.pose_refine import PoseTarget
+
+
+class PoseLinks:
+    """Which links a pose may be given for: any link moving rigidly with the tip for a full
+    pose, one at the tip's position for a position-only one."""
+
+    def __init__(self, problem: KinematicProblem):
+        self.tip = problem.tip_frame
+        self.same_position = problem.same_position_links()
+        self.rigid = problem.rigid_links()
+
+    def served(self, position_only: bool) -> list[str]:
+        """The tip first, then the others, sorted."""
+        links = self.same_position if position_only else self.rigid
+        return [self.tip, *sorted(set(links) - {self.tip})]
+
+    def target(self, pose: Pose, link: str, position_only: bool) -> PoseTarget:
+        """The tip's target for a checked pose of `link` ('' = the tip); ValueError naming
+        the served links for another."""
+        if link not in ('', *self.served(position_only)):
+            raise ValueError(f'link {link!r}: this solver serves {self.served(position_only)}')
+        p, o = pose.position, pose.orientation
+        position = np.array([p.x, p.y, p.z])
+        rotation = quaternion_matrix([o.x, o.y, o.z, o.w])
+        if link and not position_only:
+            offset = self.rigid[link]
+            position, rotation = position + rotation @ offset.translation, rotation @ offset.rotation
+        return PoseTarget(position, rotation, position_only)
+
+
+def pose_problem(pose: Pose) -> str | None:
+    """Why a pose is no pose (NaN or inf, the zero quaternion), or None."""
+    p, o = pose.position, pose.orientation
+    if not np.all(np.isfinite([p.x, p.y, p.z, o.x, o.y, o.z, o.w])):
+        return 'the pose has NaN or inf'
+    if o.x == o.y == o.z == o.w == 0.0:
+        return 'the orientation is the zero quaternion (identity is w = 1)'
+    return None
