@@ -58,13 +58,24 @@ def test_ranked_answers_reach_the_pose_cheapest_first(panda_full_node, panda):
     assert fresh.success and len(fresh.solutions) >= 1
 
 
+def test_a_narrowed_joint_range_is_kept(panda_full_node, panda):
+    q = panda.sample_collision_free(1, np.random.default_rng(42))[0]
+    lower, upper = panda.lower.copy(), panda.upper.copy()
+    lower[1], upper[1] = q[1] - 0.05, q[1] + 0.05
+    response = call(panda_full_node, request(*panda.tip_pose(q), count=3,
+                                             joint_lower=lower.tolist(), joint_upper=upper.tolist()))
+    assert response.success, response.message
+    for solution in response.solutions:
+        assert lower[1] <= solution.joint_state.position[1] <= upper[1]
+
+
 @pytest.mark.parametrize('case', ['nan', 'frame', 'link', 'count', 'weight_without_seed',
-                                  'unreachable'])
+                                  'range', 'unreachable'])
 def test_bad_requests_get_a_clear_code_and_the_node_serves_on(panda_full_node, panda, case):
     position, rotation = panda.tip_pose(panda.example_configuration())
     expected = {'nan': 'INVALID_POSE', 'frame': 'INVALID_FRAME', 'link': 'INVALID_LINK',
                 'count': 'INVALID_COUNT', 'weight_without_seed': 'INVALID_SEED_STATE',
-                'unreachable': 'NO_SOLUTION'}[case]
+                'range': 'INVALID_SEED_STATE', 'unreachable': 'NO_SOLUTION'}[case]
     msg = request(position, rotation)
     if case == 'nan':
         msg.pose.pose.position.x = float('nan')
@@ -76,6 +87,8 @@ def test_bad_requests_get_a_clear_code_and_the_node_serves_on(panda_full_node, p
         msg.count = 100_000
     elif case == 'weight_without_seed':
         msg.seed_weight = 10.0
+    elif case == 'range':
+        msg.joint_lower, msg.joint_upper = [0.0] * 6, [1.0] * 6
     else:
         msg.pose.pose.position.x, msg.timeout.nanosec = 2.0, 20_000_000
     response = call(panda_full_node, msg)

@@ -98,8 +98,30 @@ class PoseService:
         if seed is not None and not np.all(np.isfinite(seed)):
             raise SolverError(ErrorCode.NON_FINITE_INPUT, 'the seed has NaN or inf in a joint '
                               'of the model')
+        lower, upper = self.joint_range(request)
         timeout = request.timeout.sec + 1e-9 * request.timeout.nanosec or settings.ik_timeout
         avoid = request.avoid_collisions and self.solver.problem.has_collision_model
-        return PoseRequest(target, seed if weight > 0.0 else None, weight, None, None,
+        return PoseRequest(target, seed if weight > 0.0 else None, weight, lower, upper,
                            began + timeout, avoid,
                            (settings.task_tolerance, settings.rotation_tolerance)), count
+
+    def joint_range(self, request: SolvePose.Request) -> tuple[np.ndarray | None, ...]:
+        """The request's joint_lower / joint_upper, checked (None, None when absent)."""
+        given = (len(request.joint_lower), len(request.joint_upper))
+        if given == (0, 0):
+            return None, None
+        n = len(self.joint_names)
+        if given != (n, n):
+            raise SolverError(ErrorCode.INVALID_SEED_STATE, f'joint_lower and joint_upper '
+                              f'have {given[0]} and {given[1]} values; the model has {n} joints')
+        lower, upper = np.array(request.joint_lower), np.array(request.joint_upper)
+        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+            raise SolverError(ErrorCode.NON_FINITE_INPUT, 'joint_lower or joint_upper has NaN or inf')
+        problem = self.solver.problem
+        empty = np.maximum(lower, problem.lower) > np.minimum(upper, problem.upper)
+        if empty.any():
+            i = int(np.flatnonzero(empty)[0])
+            raise SolverError(ErrorCode.INVALID_SEED_STATE, f'joint range of '
+                              f'{self.joint_names[i]!r} [{lower[i]:.6g}, {upper[i]:.6g}] lies '
+                              f'outside its limits [{problem.lower[i]:.6g}, {problem.upper[i]:.6g}]')
+        return lower, upper
