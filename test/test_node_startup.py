@@ -95,10 +95,18 @@ def usage_requests(output: str) -> list[tuple[str, str, str, dict]]:
             for kind, name, type_name, fields in USAGE.findall(output)]
 
 
+def message(kind, fields: dict):
+    """A ROS message of `kind` from the nested dict of a printed YAML example."""
+    from rosidl_runtime_py.set_message import set_message_fields
+    msg = kind()
+    set_message_fields(msg, fields)
+    return msg
+
+
 @pytest.mark.parametrize('fixture', ['planar3_node', 'panda_node', 'magneto_node'])
 def test_printed_usage_lines_succeed(fixture, request):
     from loink_msgs.msg import TaskTarget
-    from loink_msgs.srv import Sample, Solve
+    from loink_msgs.srv import Sample, Solve, SolvePose
     from sensor_msgs.msg import JointState
     node = request.getfixturevalue(fixture)
     deadline = time.monotonic() + 10.0
@@ -107,15 +115,18 @@ def test_printed_usage_lines_succeed(fixture, request):
         time.sleep(0.05)
     output = node.process.output()
     calls = usage_requests(output)
-    assert [c[2] for c in calls] == ['loink_msgs/srv/Solve', 'loink_msgs/srv/Sample',
+    # Models of the whole tip position (the Panda's) also print ~/solve_pose, first.
+    poses = ['loink_msgs/srv/SolvePose'] if fixture == 'panda_node' else []
+    assert [c[2] for c in calls] == [*poses, 'loink_msgs/srv/Solve', 'loink_msgs/srv/Sample',
                                      'loink_msgs/msg/TaskTarget'], output
     assert '-0.0' not in output
-    types = {'loink_msgs/srv/Solve': Solve, 'loink_msgs/srv/Sample': Sample}
-    for kind, name, type_name, fields in calls[:2]:
+    types = {'loink_msgs/srv/Solve': Solve, 'loink_msgs/srv/Sample': Sample,
+             'loink_msgs/srv/SolvePose': SolvePose}
+    for kind, name, type_name, fields in calls[:-1]:
         srv = types[type_name]
-        response = node.call(srv, name, srv.Request(**fields))
+        response = node.call(srv, name, message(srv.Request, fields))
         assert response.success, f'{type_name}: {response.message}'
-    _, topic, _, fields = calls[2]
+    _, topic, _, fields = calls[-1]
     answers = []
     rclpy_node = node.calls.node
     rclpy_node.create_subscription(JointState, f'{node.name}/joint_solution', answers.append, 10)
