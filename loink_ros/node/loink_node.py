@@ -12,6 +12,7 @@ from loink_ros.node.diagnostics import Diagnostics
 from loink_ros.node.ik_services import IKServices
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_service import PoseService
+from loink_ros.node.pose_targets import pose_solver_of
 from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.robot_description import received_description
 from loink_ros.node.startup import load_solver
@@ -57,8 +58,10 @@ class LOInKNode(Node):
         self.create_service(Sample, '~/sample', ik.sample, callback_group=services)
         self.create_service(GetModelInfo, '~/get_model_info', ik.get_model_info,
                             callback_group=services)
-        poses = PoseService(self.solver, self.current, self.get_clock(), self.get_logger(),
-                            self.stats)
+        # One pose solver (None for models of some position axes) serves both services.
+        self.pose_solver = pose_solver_of(self.solver)
+        poses = PoseService(self.solver, self.pose_solver, self.current, self.get_clock(),
+                            self.get_logger(), self.stats)
         self.create_service(SolvePose, '~/solve_pose', poses.solve_pose, callback_group=services)
         self.streamer = Streamer(self.stream_node, self.get_logger(), self.stream_names(s),
                                  self.solver, self.current, self.robot)
@@ -69,7 +72,7 @@ class LOInKNode(Node):
                                f'({self.solver.model.version}) from {self.solver.model.path}; '
                                'call it with:\n  ' + '\n  '.join(
                                    usage_lines(self, self.solver, s.target_topic,
-                                               poses.pose_solver is not None)))
+                                               self.pose_solver is not None)))
 
     def helper_node(self) -> Node:
         """A node beside this one for the stream, in the same namespace, no remappings."""
@@ -102,8 +105,8 @@ class LOInKNode(Node):
             self.get_logger().info('moveit_msgs is not installed: GetPositionIK is off')
             return
         try:
-            handler = MoveItIK(self.solver, self.current, self.get_logger(), self.robot,
-                               self.stats)
+            handler = MoveItIK(self.solver, self.pose_solver, self.current, self.get_logger(),
+                               self.robot, self.stats)
         except ValueError as err:
             self.get_logger().warning(f'GetPositionIK is off: {err}')
             return

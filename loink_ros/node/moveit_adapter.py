@@ -69,8 +69,11 @@ def position_axes(task_names: list[str], tip_frame: str) -> list[str]:
 class MoveItIK:
     """The GetPositionIK handler; no state between calls."""
 
-    def __init__(self, solver: LOInKSolver, settings: Callable[[], Settings],
-                 logger: RcutilsLogger, robot: CurrentConfiguration, stats: RequestStats):
+    def __init__(self, solver: LOInKSolver, pose_solver: PoseSolver | None,
+                 settings: Callable[[], Settings], logger: RcutilsLogger,
+                 robot: CurrentConfiguration, stats: RequestStats):
+        """`pose_solver` (pose_targets.pose_solver_of) answers full poses; None: the model
+        is position-only."""
         self.solver, self.settings, self.logger = solver, settings, logger
         self.robot, self.stats = robot, stats
         problem = solver.problem
@@ -79,7 +82,7 @@ class MoveItIK:
         self.joint_names = list(problem.joint_names)
         self.base, self.links = problem.base_frame, PoseLinks(problem)
         self.axes = position_axes(problem.task_names, problem.tip_frame)
-        self.pose_solver = PoseSolver(solver) if self.axes == list(AXES) else None
+        self.pose_solver = pose_solver
         self.said_no_collisions = False
 
     def compute_ik(self, request: GetPositionIK.Request,

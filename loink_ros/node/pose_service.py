@@ -11,7 +11,6 @@ from loink_msgs.srv import SolvePose
 from rclpy.clock import Clock
 from rclpy.impl.rcutils_logger import RcutilsLogger
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.pose_solver import PoseAnswer, PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
@@ -20,14 +19,6 @@ from loink_ros.node.ik_services import guarded
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_targets import PoseLinks, pose_problem
 from loink_ros.node.request_stats import RequestStats
-
-
-def pose_solver_of(solver: LOInKSolver) -> PoseSolver | None:
-    """The pose solver when the model's task is the whole tip position, else None."""
-    problem = solver.problem
-    if not isinstance(problem, KinematicProblem) or sorted(problem.rows) != [0, 1, 2]:
-        return None
-    return PoseSolver(solver)
 
 
 def pose_solution(answer: PoseAnswer, names: list[str], stamp: Time) -> IKSolution:
@@ -40,12 +31,14 @@ def pose_solution(answer: PoseAnswer, names: list[str], stamp: Time) -> IKSoluti
 class PoseService:
     """The ~/solve_pose handler; no state between calls."""
 
-    def __init__(self, solver: LOInKSolver, settings: Callable[[], Settings], clock: Clock,
-                 logger: RcutilsLogger, stats: RequestStats):
+    def __init__(self, solver: LOInKSolver, pose_solver: PoseSolver | None,
+                 settings: Callable[[], Settings], clock: Clock, logger: RcutilsLogger,
+                 stats: RequestStats):
+        """`pose_solver` None (pose_targets.pose_solver_of) answers POSE_NOT_SERVED."""
         self.solver, self.settings, self.clock, self.logger = solver, settings, clock, logger
         self.stats = stats
         self.joint_names = list(solver.problem.joint_names)
-        self.pose_solver = pose_solver_of(solver)
+        self.pose_solver = pose_solver
         self.links = None if self.pose_solver is None else PoseLinks(solver.problem)
 
     @guarded

@@ -7,6 +7,16 @@ from geometry_msgs.msg import Pose
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.rotation_chart import quaternion_matrix
 from loink_ros.core.runtime.pose_refine import PoseTarget
+from loink_ros.core.runtime.pose_solver import PoseSolver
+from loink_ros.core.runtime.solver import LOInKSolver
+
+
+def pose_solver_of(solver: LOInKSolver) -> PoseSolver | None:
+    """The pose solver when the model's task is the whole tip position, else None."""
+    problem = solver.problem
+    if not isinstance(problem, KinematicProblem) or sorted(problem.rows) != [0, 1, 2]:
+        return None
+    return PoseSolver(solver)
 
 
 class PoseLinks:

@@ -135,11 +135,8 @@ class KinematicProblem(Problem):
     def same_position_links(self) -> list[str]:
         """The tip and every link fixed to it at the same position, tip first: a position-only
         answer for the tip is one for each of them."""
-        tip = self.model.frames[self.tip_id]
-        links = {frame.name for frame in self.model.frames
-                 if frame.type == pin.FrameType.BODY and frame.parentJoint == tip.parentJoint
-                 and np.allclose(frame.placement.translation, tip.placement.translation,
-                                 rtol=0.0, atol=1e-9)}
+        links = {name for name, tip in self.rigid_links().items()
+                 if np.allclose(tip.translation, 0.0, rtol=0.0, atol=1e-9)}
         return [self.tip_frame] + sorted(links - {self.tip_frame})
 
     def rigid_links(self) -> dict[str, pin.SE3]:

@@ -2,8 +2,9 @@
 
 A scalar is a numpy array of shape (B,) under NUMPY (a batch), a float under MATH (one
 configuration: less overhead than numpy) or a CasADi SX/MX scalar under casadi_ops(). Besides
-the usual functions (and if_else(condition, a, b)), each backend has neg_log(s) = -log(s), +inf where s <= 0 (the
-barriers' infeasible marker: a cost is total, never an exception), and asin and acos clipped
+the usual functions and if_else(condition, a, b), each backend has neg_log(s) = -log(s), +inf
+where s <= 0 (the barriers' infeasible marker: a cost is total, never an exception), and asin
+and acos clipped
 to [-1, 1] against round-off of unit vectors (CasADi: plain, for smooth derivatives, unless
 clipped for the compiled runtime, which must give the numpy backend's numbers).
 """

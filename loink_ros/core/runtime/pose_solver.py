@@ -28,6 +28,7 @@ from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.rotation_chart import chart
 from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, pose_error, refine_poses
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.core.runtime.tracking import smoothing_share
 
 # Success: the benchmark's tolerances (m, rad), as TRAC-IK's 1e-5.
 TOLERANCE = (1e-5, 1e-4)
@@ -109,7 +110,6 @@ class PoseSolver:
         z = rng.normal(size=(latent_starts, solver.model.latent_dim))
         self.latents = np.vstack([np.zeros((1, solver.model.latent_dim)), z])
         self.prior = self._prior(prior_starts, use_prior, rng)
-        self._limits = np.stack([self.problem.lower, self.problem.upper])
         kernel = solver.kernel
         self.kernel = kernel if kernel is not None and kernel.has_pose else None
 
@@ -137,7 +137,7 @@ class PoseSolver:
             return offsets
         w = self._weight(request)
         if w > 0.0:
-            centre = centre + w / (1.0 + w) * (np.asarray(request.seed, float) - centre)
+            centre = centre + smoothing_share(w) * (np.asarray(request.seed, float) - centre)
         return centre + offsets
 
     def network_task(self, target: PoseTarget) -> np.ndarray:
@@ -191,7 +191,7 @@ class PoseSolver:
         if fresh is None and (request.target.position_only or self.network_for_poses):
             latents = self.latents
             if w > 0.0:
-                latents = latents + w / (1.0 + w) * self.solver.latent(
+                latents = latents + smoothing_share(w) * self.solver.latent(
                     np.clip(seed, self.problem.lower, self.problem.upper))
             y = np.repeat(self.network_task(request.target)[None], len(latents), 0)
             starts = list(self.solver.configurations(y, latents))
@@ -214,10 +214,9 @@ class PoseSolver:
         then position error, rotation error and objective."""
         if self.kernel is not None:
             flat = np.concatenate([target.position, target.rotation.ravel()])
-            bounds = self._limits if lower is self.problem.lower and upper is self.problem.upper \
-                else np.stack([lower, upper])
-            result = self.kernel.pose_solve(starts, flat, target.position_only, bounds, seed,
-                                            weight, EXACT, descents)
+            result = self.kernel.pose_solve(starts, flat, target.position_only,
+                                            np.stack([lower, upper]), seed, weight, EXACT,
+                                            descents)
             info = result.info[:, [POSITION_ERROR, ROTATION_ERROR, OBJECTIVE]]
             return np.hstack([result.q, info])
         results = refine_poses(self.problem, starts, target, lower, upper,
@@ -229,8 +228,8 @@ class PoseSolver:
                  lower: np.ndarray, upper: np.ndarray, count: int, best: PoseAnswer | None,
                  tried: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
         """Every start onto the pose, the `descents` lowest in objective down it; (up to
-        `count` valid answers DISTINCT apart, lowest objective first; the answer closest to
-        the pose, or `best` if closer; starts refined so far)."""
+        `count` valid answers DISTINCT apart, lowest objective first; of the others, the
+        closest to the pose, or `best` if closer; starts refined so far)."""
         found = []
         if not len(starts):
             return found, best, tried
@@ -252,7 +251,7 @@ class PoseSolver:
                     break
             elif best is None or position + rotation < best.position_error + best.rotation_error:
                 best = answer
-        return found, (found[0] if found else best), tried
+        return found, best, tried
 
     def _failure(self, q: np.ndarray, position: float, rotation: float,
                  request: PoseRequest) -> str | None:

@@ -7,6 +7,12 @@ from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
 
 
+def smoothing_share(smoothing: float) -> float:
+    """mu_s / (1 + mu_s): the share of the previous (or seed's) latent the next one keeps,
+    the minimiser of 0.5 ||z||^2 + (mu_s / 2) ||z - z_previous||^2 over z."""
+    return smoothing / (1.0 + smoothing)
+
+
 class Tracker:
     """z_k = mu_s / (1 + mu_s) z(x_(k-1)); x_k = G^-1([y_k; z_k]) warm-started from x_(k-1).
 
@@ -45,7 +51,7 @@ class Tracker:
         if self.previous_latent is None:
             z = np.zeros(self.solver.model.latent_dim)
         else:
-            z = self.smoothing / (1.0 + self.smoothing) * self.previous_latent
+            z = smoothing_share(self.smoothing) * self.previous_latent
         solutions, self.state = self.solver.solve_rows(y[None], z[None], self.refine_answer,
                                                        self.state)
         solution = solutions[0]
