@@ -193,3 +193,6 @@ def test_bench_fit_reports_each_task_component(tmp_path):
     assert set(out['forward_rmse']) == {'panda_hand_x', 'panda_hand_y', 'panda_hand_z'}
     assert 0.0 < out['forward_position_error_median_m'] < 0.1
     assert 0.0 <= out['raw_answers_clipped'] <= 1.0
+    spread = out['orientation_mean_singular_values']
+    assert len(spread) == 3 and all(0.0 <= v <= 1.0 + 1e-12 for v in spread)
+    assert 'orientation_share_beyond_0.9pi_of_nominal' not in out   # no pose task

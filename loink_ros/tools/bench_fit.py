@@ -3,11 +3,16 @@
 Forward fit: the network's task yhat(x) against the true task of sampled configurations x,
 per task component (RMSE, and the spread of the component for scale). Inverse: the raw
 answer G^-1([y; 0]) (clipped, unrefined) to those tasks: its task error by the true
-kinematics and how often it was clipped to the joint limits.
+kinematics and how often it was clipped to the joint limits. For a kinematic problem also
+how the tip's orientations spread: the singular values of their mean rotation matrix (near
+1: clustered; near 0: all around), and the share more than 0.9 pi from the pose task's
+nominal, near its chart's cut.
 """
 
 import numpy as np
+import pinocchio as pin
 
+from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
@@ -36,4 +41,19 @@ def run(model_name: str, count: int, seed: int = SEED) -> dict:
         'raw_answer_task_error_median': float(np.median(raw_error)),
         'raw_answer_task_error_p95': float(np.percentile(raw_error, 95)),
         'raw_answers_clipped': float(np.mean([s.clipped for s in raw])),
+        **orientation_spread(problem, x),
     }
+
+
+def orientation_spread(problem, x: np.ndarray) -> dict:
+    """The tip orientations' spread over configurations x (module docstring); {} for a
+    problem without a tip."""
+    if not isinstance(problem, KinematicProblem):
+        return {}
+    rotations = np.array([problem.tip_pose(q)[1] for q in x])
+    out = {'orientation_mean_singular_values':
+           np.linalg.svd(rotations.mean(0), compute_uv=False).tolist()}
+    if problem.is_pose:
+        angles = np.array([np.linalg.norm(pin.log3(problem.nominal.T @ r)) for r in rotations])
+        out['orientation_share_beyond_0.9pi_of_nominal'] = float(np.mean(angles > 0.9 * np.pi))
+    return out
