@@ -1,0 +1,333 @@
+#include "loink_kinematics/loink_kinematics_plugin.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <class_loader/class_loader.hpp>
+#include <moveit/robot_model/joint_model_group.hpp>
+#include <moveit/robot_model/robot_model.hpp>
+
+namespace loink_kinematics
+{
+namespace
+{
+const rclcpp::Logger LOGGER = rclcpp::get_logger("loink_kinematics");
+using Clock = std::chrono::steady_clock;
+// The share of the remaining time given to the node as its deadline, and how long past our
+// deadline an answer on its way is still waited for.
+constexpr double NODE_SHARE = 0.8;
+constexpr auto GRACE = std::chrono::milliseconds(20);
+
+// A parameter of this group's entry in kinematics.yaml
+// (robot_description_kinematics.<group>.<name>), declared with its default when absent.
+template <typename T>
+T groupParameter(const rclcpp::Node::SharedPtr& node, const std::string& group, const std::string& name,
+                 const T& fallback)
+{
+  const std::string full = "robot_description_kinematics." + group + "." + name;
+  if (!node->has_parameter(full))
+    node->declare_parameter<T>(full, fallback);
+  return node->get_parameter(full).get_value<T>();
+}
+
+double seconds(Clock::duration d)
+{
+  return std::chrono::duration<double>(d).count();
+}
+
+Eigen::Isometry3d toEigen(const geometry_msgs::msg::Pose& pose)
+{
+  Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
+  t.translation() = Eigen::Vector3d(pose.position.x, pose.position.y, pose.position.z);
+  t.linear() = Eigen::Quaterniond(pose.orientation.w, pose.orientation.x, pose.orientation.y, pose.orientation.z)
+                   .normalized()
+                   .toRotationMatrix();
+  return t;
+}
+
+geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
+{
+  geometry_msgs::msg::Pose pose;
+  pose.position.x = t.translation().x();
+  pose.position.y = t.translation().y();
+  pose.position.z = t.translation().z();
+  const Eigen::Quaterniond q(t.linear());
+  pose.orientation.x = q.x();
+  pose.orientation.y = q.y();
+  pose.orientation.z = q.z();
+  pose.orientation.w = q.w();
+  return pose;
+}
+}  // namespace
+
+LOInKKinematicsPlugin::~LOInKKinematicsPlugin()
+{
+  if (executor_)
+    executor_->cancel();
+  if (spinner_.joinable())
+    spinner_.join();
+}
+
+bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, const moveit::core::RobotModel& robot_model,
+                                       const std::string& group_name, const std::string& base_frame,
+                                       const std::vector<std::string>& tip_frames, double search_discretization)
+{
+  node_ = node;
+  storeValues(robot_model, group_name, base_frame, tip_frames, search_discretization);
+  group_ = robot_model.getJointModelGroup(group_name);
+  std::string why;
+  if (!group_ || !supportsGroup(group_, &why))
+  {
+    RCLCPP_ERROR(LOGGER, "group '%s': %s", group_name.c_str(), group_ ? why.c_str() : "not in the robot model");
+    return false;
+  }
+  joint_names_ = group_->getActiveJointModelNames();
+  for (std::size_t i = 0; i < joint_names_.size(); ++i)
+    joint_index_[joint_names_[i]] = i;
+  link_names_ = { getTipFrame() };
+  service_ = groupParameter<std::string>(node, group_name, "loink_service", "/loink/loink_node/solve_pose");
+  position_only_ = groupParameter<bool>(node, group_name, "position_only_ik", false);
+  seed_consistency_ = groupParameter<double>(node, group_name, "seed_consistency", 0.0);
+  position_tolerance_ = groupParameter<double>(node, group_name, "position_tolerance", 1e-5);
+  orientation_tolerance_ = groupParameter<double>(node, group_name, "orientation_tolerance", 1e-4);
+  solutions_per_call_ = groupParameter<int>(node, group_name, "solutions_per_call", 8);
+
+  rclcpp::NodeOptions options;
+  options.start_parameter_services(false).start_parameter_event_publisher(false).use_global_arguments(false);
+  std::string name = "loink_kinematics_" + group_name;
+  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c) && c != '_'; }, '_');
+  client_node_ = std::make_shared<rclcpp::Node>(name, options);
+  client_ = client_node_->create_client<SolvePose>(service_);
+  executor_ = std::make_shared<rclcpp::executors::SingleThreadedExecutor>();
+  executor_->add_node(client_node_);
+  spinner_ = std::thread([this] { executor_->spin(); });
+  // Discovery takes a moment: wait for the node once here, not inside the first request.
+  const double wait = groupParameter<double>(node, group_name, "service_wait", 2.0);
+  if (!client_->wait_for_service(std::chrono::duration<double>(wait)))
+    RCLCPP_WARN(LOGGER, "%s is not served yet (waited %.1f s): requests fail with COMMUNICATION_FAILURE "
+                "until loink_node runs", service_.c_str(), wait);
+  RCLCPP_INFO(LOGGER, "group '%s' (%zu joints, tip %s): answers from %s", group_name.c_str(), joint_names_.size(),
+              getTipFrame().c_str(), service_.c_str());
+  return true;
+}
+
+bool LOInKKinematicsPlugin::supportsGroup(const moveit::core::JointModelGroup* jmg, std::string* error_text_out) const
+{
+  std::string why;
+  if (!jmg->isChain())
+    why = "not a chain";
+  else if (jmg->getMimicJointModels().size() > 0)
+    why = "mimic joints are not supported";
+  for (const moveit::core::JointModel* joint : jmg->getActiveJointModels())
+    if (why.empty() && joint->getVariableCount() != 1)
+      why = "joint '" + joint->getName() + "' has " + std::to_string(joint->getVariableCount()) + " variables";
+  if (!why.empty() && error_text_out)
+    *error_text_out = why;
+  return why.empty();
+}
+
+bool LOInKKinematicsPlugin::getPositionIK(const geometry_msgs::msg::Pose& ik_pose,
+                                          const std::vector<double>& ik_seed_state, std::vector<double>& solution,
+                                          moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                          const kinematics::KinematicsQueryOptions& /*options*/) const
+{
+  // The answer nearest the seed, without re-seeding (KinematicsBase's contract).
+  return search(ik_pose, ik_seed_state, default_timeout_, {}, solution, IKCallbackFn(), error_code, 100.0, 1);
+}
+
+bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
+                                             const std::vector<double>& ik_seed_state, double timeout,
+                                             std::vector<double>& solution,
+                                             moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+{
+  return search(ik_pose, ik_seed_state, timeout, {}, solution, IKCallbackFn(), error_code, seed_consistency_, 0);
+}
+
+bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
+                                             const std::vector<double>& ik_seed_state, double timeout,
+                                             const std::vector<double>& consistency_limits,
+                                             std::vector<double>& solution,
+                                             moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+{
+  return search(ik_pose, ik_seed_state, timeout, consistency_limits, solution, IKCallbackFn(), error_code,
+                seed_consistency_, 0);
+}
+
+bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
+                                             const std::vector<double>& ik_seed_state, double timeout,
+                                             std::vector<double>& solution, const IKCallbackFn& solution_callback,
+                                             moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+{
+  return search(ik_pose, ik_seed_state, timeout, {}, solution, solution_callback, error_code, seed_consistency_, 0);
+}
+
+bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
+                                             const std::vector<double>& ik_seed_state, double timeout,
+                                             const std::vector<double>& consistency_limits,
+                                             std::vector<double>& solution, const IKCallbackFn& solution_callback,
+                                             moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+{
+  return search(ik_pose, ik_seed_state, timeout, consistency_limits, solution, solution_callback, error_code,
+                seed_consistency_, 0);
+}
+
+bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
+                                   double timeout, const std::vector<double>& consistency_limits,
+                                   std::vector<double>& solution, const IKCallbackFn& solution_callback,
+                                   moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight,
+                                   unsigned attempts) const
+{
+  using moveit_msgs::msg::MoveItErrorCodes;
+  const std::size_t n = joint_names_.size();
+  if (seed.size() != n || (!consistency_limits.empty() && consistency_limits.size() != n))
+  {
+    error_code.val = MoveItErrorCodes::INVALID_ROBOT_STATE;
+    return false;
+  }
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout > 0.0 ? timeout : default_timeout_));
+  error_code.val = MoveItErrorCodes::NO_IK_SOLUTION;
+  for (unsigned attempt = 0; attempts == 0 || attempt < attempts; ++attempt)
+  {
+    const auto remaining = deadline - Clock::now();
+    if (remaining <= Clock::duration::zero())
+      break;
+    if (!client_->service_is_ready() && !client_->wait_for_service(remaining))
+    {
+      RCLCPP_WARN(LOGGER, "%s is not served: is loink_node running?", service_.c_str());
+      error_code.val = MoveItErrorCodes::COMMUNICATION_FAILURE;
+      return false;
+    }
+    // The node's own deadline comes first, so that its answer arrives before ours.
+    auto future = client_->async_send_request(request(ik_pose, seed, consistency_limits, seed_weight, attempt,
+                                                      NODE_SHARE * seconds(deadline - Clock::now())));
+    if (future.wait_until(deadline + GRACE) != std::future_status::ready)
+    {
+      client_->remove_pending_request(future);
+      error_code.val = MoveItErrorCodes::TIMED_OUT;
+      return false;
+    }
+    const SolvePose::Response::SharedPtr response = future.get();
+    if (!response->success)
+    {
+      RCLCPP_DEBUG(LOGGER, "no solution: %s", response->message.c_str());
+      return false;  // NO_IK_SOLUTION: none by the deadline, or a request the node refused
+    }
+    for (const auto& answer : response->solutions)
+    {
+      std::vector<double> q = groupJoints(answer.joint_state);
+      if (q.empty() || !checked(q, ik_pose))
+        continue;
+      if (solution_callback)
+      {
+        solution_callback(ik_pose, q, error_code);
+        if (error_code.val != MoveItErrorCodes::SUCCESS)
+          continue;  // rejected: the next ranked answer
+      }
+      solution = q;
+      error_code.val = MoveItErrorCodes::SUCCESS;
+      return true;
+    }
+    error_code.val = MoveItErrorCodes::NO_IK_SOLUTION;
+  }
+  return false;
+}
+
+LOInKKinematicsPlugin::SolvePose::Request::SharedPtr
+LOInKKinematicsPlugin::request(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
+                               const std::vector<double>& consistency_limits, double seed_weight, unsigned attempt,
+                               double remaining) const
+{
+  auto req = std::make_shared<SolvePose::Request>();
+  req->pose.header.frame_id = base_frame_;
+  req->pose.pose = ik_pose;
+  req->link = getTipFrame();
+  req->position_only = position_only_;
+  req->seed.name = joint_names_;
+  req->seed.position = seed;
+  req->seed_weight = seed_weight;
+  if (!consistency_limits.empty())
+    for (std::size_t i = 0; i < seed.size(); ++i)
+    {
+      req->joint_lower.push_back(seed[i] - consistency_limits[i]);
+      req->joint_upper.push_back(seed[i] + consistency_limits[i]);
+    }
+  req->avoid_collisions = false;  // MoveIt checks collisions through the solution callback
+  req->count = static_cast<uint32_t>(std::max(1, solutions_per_call_));
+  req->attempt = attempt;
+  const double r = std::max(remaining, 1e-6);
+  req->timeout.sec = static_cast<int32_t>(r);
+  req->timeout.nanosec = static_cast<uint32_t>((r - static_cast<int32_t>(r)) * 1e9);
+  return req;
+}
+
+std::vector<double> LOInKKinematicsPlugin::groupJoints(const sensor_msgs::msg::JointState& state) const
+{
+  std::vector<double> q(joint_names_.size());
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < state.name.size() && i < state.position.size(); ++i)
+  {
+    auto it = joint_index_.find(state.name[i]);
+    if (it != joint_index_.end())
+    {
+      q[it->second] = state.position[i];
+      ++found;
+    }
+  }
+  return found == q.size() ? q : std::vector<double>();
+}
+
+bool LOInKKinematicsPlugin::checked(const std::vector<double>& q, const geometry_msgs::msg::Pose& ik_pose) const
+{
+  const auto& joints = group_->getActiveJointModels();
+  for (std::size_t i = 0; i < joints.size(); ++i)
+    if (!joints[i]->satisfiesPositionBounds(&q[i]))
+      return false;
+  const Eigen::Isometry3d reached = linkTransform(q, robot_model_->getLinkModel(getTipFrame()));
+  const Eigen::Isometry3d wanted = toEigen(ik_pose);
+  if ((reached.translation() - wanted.translation()).norm() > position_tolerance_)
+    return false;
+  return position_only_ ||
+         Eigen::AngleAxisd(reached.linear().transpose() * wanted.linear()).angle() <= orientation_tolerance_;
+}
+
+Eigen::Isometry3d LOInKKinematicsPlugin::linkTransform(const std::vector<double>& q,
+                                                       const moveit::core::LinkModel* link) const
+{
+  // From the link up to the base frame: joint origin, then the joint's own motion.
+  Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
+  const double zero[1] = { 0.0 };
+  for (const moveit::core::LinkModel* l = link; l && l->getName() != base_frame_; l = l->getParentLinkModel())
+  {
+    const moveit::core::JointModel* joint = l->getParentJointModel();
+    auto it = joint_index_.find(joint->getName());
+    Eigen::Isometry3d motion;
+    joint->computeTransform(it == joint_index_.end() ? zero : &q[it->second], motion);
+    t = l->getJointOriginTransform() * motion * t;
+  }
+  return t;
+}
+
+bool LOInKKinematicsPlugin::getPositionFK(const std::vector<std::string>& link_names,
+                                          const std::vector<double>& joint_angles,
+                                          std::vector<geometry_msgs::msg::Pose>& poses) const
+{
+  if (joint_angles.size() != joint_names_.size())
+    return false;
+  poses.clear();
+  for (const std::string& name : link_names)
+  {
+    const moveit::core::LinkModel* link = robot_model_->getLinkModel(name);
+    if (!link)
+      return false;
+    poses.push_back(toMsg(linkTransform(joint_angles, link)));
+  }
+  return true;
+}
+}  // namespace loink_kinematics
+
+CLASS_LOADER_REGISTER_CLASS(loink_kinematics::LOInKKinematicsPlugin, kinematics::KinematicsBase)
