@@ -1,8 +1,10 @@
 // Loads the plugin through pluginlib as MoveIt does and asks a running loink_node:
 // plugin_smoke <panda.urdf> <panda_arm.srdf> <solve_pose service>; exit 0 when every check holds.
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <moveit/kinematics_base/kinematics_base.hpp>
 #include <moveit/robot_model/robot_model.hpp>
@@ -77,6 +79,44 @@ int main(int argc, char** argv)
   const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   check(!ok && code.val == code.NO_IK_SOLUTION && spent < 0.5,
         "unreachable: NO_IK_SOLUTION in " + std::to_string(spent) + " s");
+  // Several threads at once, as move_group's planners call: every call answers, no deadlock.
+  std::atomic<int> solved{ 0 };
+  std::vector<std::thread> threads;
+  const auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i)
+      {
+        std::vector<double> q = reached, answer;
+        q[0] += 0.05 * t;
+        q[3] += 0.03 * i;
+        std::vector<geometry_msgs::msg::Pose> target;
+        moveit_msgs::msg::MoveItErrorCodes result;
+        solver->getPositionFK({ "panda_link8" }, q, target);
+        if (solver->searchPositionIK(target[0], seed, 0.2, answer, result))
+          ++solved;
+      }
+    });
+  for (auto& thread : threads)
+    thread.join();
+  const double threads_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check(solved == 40, "4 threads x 10 calls: " + std::to_string(solved.load()) + " solved in " +
+                          std::to_string(threads_s) + " s");
+
+  // A node that is not there: an error code within the timeout, no hang.
+  rclcpp::NodeOptions absent_options;
+  absent_options.parameter_overrides(
+      { { "robot_description_kinematics.panda_arm.loink_service", std::string("/nobody/loink_node/solve_pose") },
+        { "robot_description_kinematics.panda_arm.service_wait", 0.1 } });
+  auto absent_node = std::make_shared<rclcpp::Node>("plugin_smoke_absent", absent_options);
+  auto absent = loader.createSharedInstance("loink_kinematics/LOInKKinematicsPlugin");
+  absent->initialize(absent_node, *model, "panda_arm", "panda_link0", { "panda_link8" }, 0.1);
+  const auto asked = std::chrono::steady_clock::now();
+  ok = absent->searchPositionIK(poses[0], seed, 0.05, solution, code);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  check(!ok && code.val == code.COMMUNICATION_FAILURE && waited < 0.5,
+        "no node: COMMUNICATION_FAILURE in " + std::to_string(waited) + " s");
+  absent.reset();
   solver.reset();
   rclcpp::shutdown();
   return failures == 0 ? 0 : 1;
