@@ -1,10 +1,15 @@
 SHELL := /bin/bash
-.PHONY: setup run test demo
+.PHONY: setup moveit run test demo
 
 MODEL ?= panda
 
 setup:
 	bash scripts/setup.sh
+
+# The MoveIt kinematics plugin (loink_kinematics) and MoveIt's pieces it builds against,
+# where ../shared/moveit exists (about 11 min the first time, seconds when current).
+moveit: setup
+	bash scripts/setup_moveit.sh
 
 # The main job: loink_node on a shipped model (MODEL=panda|planar3|...), as
 # `ros2 launch loink_ros loink.launch.py model:=$(MODEL)` starts it on a real install.
@@ -14,7 +19,7 @@ run: setup
 
 # A fresh ROS domain per run and discovery kept on this host isolate the tests
 # from any other ROS graph on the machine.
-test: setup
+test: setup moveit
 	@source ./env.sh && \
 	export ROS_DOMAIN_ID=$$(( RANDOM % 100 + 1 )) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST && \
 	echo "ROS_DOMAIN_ID=$$ROS_DOMAIN_ID" && \

@@ -7,6 +7,7 @@ imported, its source is checked against the rules of launch 3.4 and, with
 """
 import ast
 import importlib.util
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -180,6 +181,23 @@ def test_kinematics_yaml_points_at_the_panda_node():
     kinematics = yaml.safe_load((REPO / 'config' / 'kinematics.yaml').read_text())
     panda = node_parameters(REPO / 'config' / 'panda_full.yaml')
     group = kinematics[panda['group_name']]
-    assert group['kinematics_solver'] == 'srv_kinematics_plugin/SrvKinematicsPlugin'
+    plugin = (REPO / 'loink_kinematics' / 'loink_kinematics_plugin.xml').read_text()
+    assert f'<class name="{group["kinematics_solver"]}"' in plugin
     # The launch file's default namespace is /loink and the node is named loink_node.
-    assert group['kinematics_solver_service_name'] == resolve(panda['moveit_service'], '/loink')
+    assert group['loink_service'] == resolve('~/solve_pose', '/loink')
+    assert group['position_only_ik'] == panda['position_only_ik']
+
+
+def test_kinematics_yaml_sets_only_what_the_plugin_reads():
+    """Each entry is MoveIt's own (kinematics_solver*) or one the plugin declares, with the
+    plugin's default's type, so that a typo or a stale name cannot pass silently."""
+    kinematics = yaml.safe_load((REPO / 'config' / 'kinematics.yaml').read_text())
+    source = (REPO / 'loink_kinematics' / 'src' / 'loink_kinematics_plugin.cpp').read_text()
+    declared = {name: kind for kind, name in
+                re.findall(r'groupParameter<([\w:]+)>\(node, group_name, "(\w+)"', source)}
+    types = {'bool': bool, 'double': float, 'int': int, 'std::string': str}
+    for name, value in kinematics['panda_arm'].items():
+        if name.startswith('kinematics_solver'):
+            continue
+        assert name in declared, name
+        assert isinstance(value, types[declared[name]]), name

@@ -1,9 +1,12 @@
 #include "loink_kinematics/loink_kinematics_plugin.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 
 #include <class_loader/class_loader.hpp>
+#include <loink_msgs/msg/error_code.hpp>
 #include <moveit/robot_model/joint_model_group.hpp>
 #include <moveit/robot_model/robot_model.hpp>
 
@@ -30,6 +33,17 @@ T groupParameter(const rclcpp::Node::SharedPtr& node, const std::string& group, 
   return node->get_parameter(full).get_value<T>();
 }
 
+// "<node>_loink_<group>", numbered from the second instance in this process on, so that
+// every plugin's node has a name of its own in the graph.
+std::string clientNodeName(const std::string& node, const std::string& group)
+{
+  static std::atomic<unsigned> instances{ 0 };
+  std::string name = node + "_loink_" + group;
+  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c) && c != '_'; }, '_');
+  const unsigned n = ++instances;
+  return n == 1 ? name : name + "_" + std::to_string(n);
+}
+
 double seconds(Clock::duration d)
 {
   return std::chrono::duration<double>(d).count();
@@ -43,6 +57,31 @@ Eigen::Isometry3d toEigen(const geometry_msgs::msg::Pose& pose)
                    .normalized()
                    .toRotationMatrix();
   return t;
+}
+
+// MoveIt's code for a loink_msgs/ErrorCode of a failed SolvePose.
+int32_t moveitCode(int32_t loink)
+{
+  using loink_msgs::msg::ErrorCode;
+  using moveit_msgs::msg::MoveItErrorCodes;
+  switch (loink)
+  {
+    case ErrorCode::NO_SOLUTION:
+      return MoveItErrorCodes::NO_IK_SOLUTION;
+    case ErrorCode::INVALID_POSE:
+      return MoveItErrorCodes::INVALID_GOAL_CONSTRAINTS;
+    case ErrorCode::INVALID_LINK:
+      return MoveItErrorCodes::INVALID_LINK_NAME;
+    case ErrorCode::INVALID_FRAME:
+      return MoveItErrorCodes::FRAME_TRANSFORM_FAILURE;
+    case ErrorCode::INVALID_SEED_STATE:
+    case ErrorCode::NON_FINITE_INPUT:
+      return MoveItErrorCodes::INVALID_ROBOT_STATE;
+    case ErrorCode::POSE_NOT_SERVED:
+      return MoveItErrorCodes::INVALID_GROUP_NAME;
+    default:
+      return MoveItErrorCodes::FAILURE;
+  }
 }
 
 geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
@@ -94,9 +133,8 @@ bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, cons
 
   rclcpp::NodeOptions options;
   options.start_parameter_services(false).start_parameter_event_publisher(false).use_global_arguments(false);
-  std::string name = "loink_kinematics_" + group_name;
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c) && c != '_'; }, '_');
-  client_node_ = std::make_shared<rclcpp::Node>(name, options);
+  client_node_ = std::make_shared<rclcpp::Node>(clientNodeName(node->get_name(), group_name),
+                                                node->get_namespace(), options);
   client_ = client_node_->create_client<SolvePose>(service_);
   executor_ = std::make_shared<rclcpp::executors::SingleThreadedExecutor>();
   executor_->add_node(client_node_);
@@ -124,6 +162,15 @@ bool LOInKKinematicsPlugin::supportsGroup(const moveit::core::JointModelGroup* j
   if (!why.empty() && error_text_out)
     *error_text_out = why;
   return why.empty();
+}
+
+bool LOInKKinematicsPlugin::setRedundantJoints(const std::vector<unsigned int>& redundant_joint_indices)
+{
+  if (redundant_joint_indices.empty())
+    return true;
+  RCLCPP_WARN(LOGGER, "group '%s': redundant joints are not discretised; the model's cost chooses among the "
+              "solutions", getGroupName().c_str());
+  return false;
 }
 
 bool LOInKKinematicsPlugin::getPositionIK(const geometry_msgs::msg::Pose& ik_pose,
@@ -183,8 +230,14 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
 {
   using moveit_msgs::msg::MoveItErrorCodes;
   const std::size_t n = joint_names_.size();
-  if (seed.size() != n || (!consistency_limits.empty() && consistency_limits.size() != n))
+  const auto finite = [](double v) { return std::isfinite(v); };
+  if (seed.size() != n || !std::all_of(seed.begin(), seed.end(), finite) ||
+      (!consistency_limits.empty() &&
+       (consistency_limits.size() != n ||
+        !std::all_of(consistency_limits.begin(), consistency_limits.end(), [](double v) { return v >= 0.0; }))))
   {
+    RCLCPP_WARN(LOGGER, "group '%s': a seed of %zu finite values and consistency limits (none, or %zu values "
+                "of at least 0) are needed", getGroupName().c_str(), n, n);
     error_code.val = MoveItErrorCodes::INVALID_ROBOT_STATE;
     return false;
   }
@@ -203,8 +256,10 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
       return false;
     }
     // The node's own deadline comes first, so that its answer arrives before ours.
+    // Ranked alternatives only for a callback that may reject answers.
+    const unsigned count = solution_callback ? static_cast<unsigned>(std::max(1, solutions_per_call_)) : 1;
     auto future = client_->async_send_request(request(ik_pose, seed, consistency_limits, seed_weight, attempt,
-                                                      NODE_SHARE * seconds(deadline - Clock::now())));
+                                                      count, NODE_SHARE * seconds(deadline - Clock::now())));
     if (future.wait_until(deadline + GRACE) != std::future_status::ready)
     {
       client_->remove_pending_request(future);
@@ -214,13 +269,22 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
     const SolvePose::Response::SharedPtr response = future.get();
     if (!response->success)
     {
-      RCLCPP_DEBUG(LOGGER, "no solution: %s", response->message.c_str());
-      return false;  // NO_IK_SOLUTION: none by the deadline, or a request the node refused
+      error_code.val = moveitCode(response->error_code);
+      if (error_code.val != MoveItErrorCodes::NO_IK_SOLUTION)
+        RCLCPP_WARN(LOGGER, "%s refused the request: %s", service_.c_str(), response->message.c_str());
+      return false;
     }
     for (const auto& answer : response->solutions)
     {
       std::vector<double> q = groupJoints(answer.joint_state);
-      if (q.empty() || !checked(q, ik_pose))
+      if (q.empty())
+      {
+        RCLCPP_ERROR(LOGGER, "%s answers without all of group '%s''s joints: it serves another robot",
+                     service_.c_str(), getGroupName().c_str());
+        error_code.val = MoveItErrorCodes::INVALID_GROUP_NAME;
+        return false;
+      }
+      if (!checked(q, ik_pose))
         continue;
       if (solution_callback)
       {
@@ -240,7 +304,7 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
 LOInKKinematicsPlugin::SolvePose::Request::SharedPtr
 LOInKKinematicsPlugin::request(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
                                const std::vector<double>& consistency_limits, double seed_weight, unsigned attempt,
-                               double remaining) const
+                               unsigned count, double remaining) const
 {
   auto req = std::make_shared<SolvePose::Request>();
   req->pose.header.frame_id = base_frame_;
@@ -257,7 +321,7 @@ LOInKKinematicsPlugin::request(const geometry_msgs::msg::Pose& ik_pose, const st
       req->joint_upper.push_back(seed[i] + consistency_limits[i]);
     }
   req->avoid_collisions = false;  // MoveIt checks collisions through the solution callback
-  req->count = static_cast<uint32_t>(std::max(1, solutions_per_call_));
+  req->count = count;
   req->attempt = attempt;
   const double r = std::max(remaining, 1e-6);
   req->timeout.sec = static_cast<int32_t>(r);

@@ -146,6 +146,11 @@ def cmd_bench(args) -> None:
         _emit(bench_pose.run(args.robot, args.tasks or bench_pose.DEFAULT_POSES,
                              args.seed or bench_pose.BENCH_SEED, args.model), args.json)
         return
+    if args.target == 'moveit-plugin':
+        from loink_ros.tools import bench_moveit_plugin
+        _emit(bench_moveit_plugin.run(args.tasks or bench_moveit_plugin.DEFAULT_POSES,
+                                      args.seed or bench_moveit_plugin.BENCH_SEED), args.json)
+        return
     from loink_ros.tools import (bench_magneto, bench_panda, bench_planar3, bench_threads,
                                  verify_magneto)
     if args.target == 'threads':
@@ -264,19 +269,21 @@ def build_parser() -> argparse.ArgumentParser:
                    'imports (start-up: fresh-process import times of the solver and the node), '
                    'or threads (solves per second with 1 and 2 threads sharing a solver), or '
                    'pose (full-pose IK against TRAC-IK, --robot), or fit (a model\'s task fit '
-                   'and raw answers on held-out configurations, --model)')
+                   'and raw answers on held-out configurations, --model), or moveit-plugin '
+                   '(searchPositionIK through the MoveIt plugin against TRAC-IK; needs '
+                   'scripts/setup_moveit.sh)')
     p.add_argument('--robot', default='panda', help='pose: the robot (its pose model)')
     p.add_argument('--model', help='model to bench (default: the shipped one)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
                    '2000 requests per client count for node; imports: 20 processes per module; '
-                   'pose: 10000 poses)')
+                   'pose: 10000 poses; moveit-plugin: 1000 poses)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,
                    help='node: busy-loop processes running meanwhile (a loaded machine)')
     p.add_argument('--executor', choices=['multi_threaded', 'single_threaded', 'events'],
                    help="node: the started node's executor parameter (default: its own)")
-    p.add_argument('--seed', type=int, help='targets seed (default 12345; pose: 20261201)')
+    p.add_argument('--seed', type=int, help='targets seed (default 12345; pose, moveit-plugin: 20261201)')
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)
 

@@ -60,6 +60,11 @@ public:
 
   bool supportsGroup(const moveit::core::JointModelGroup* jmg, std::string* error_text_out) const override;
 
+  // The redundancy (the Panda's 7th degree of freedom) is resolved by the model's cost, not
+  // by discretising chosen joints: only an empty set is accepted.
+  using kinematics::KinematicsBase::setRedundantJoints;
+  bool setRedundantJoints(const std::vector<unsigned int>& redundant_joint_indices) override;
+
 private:
   using SolvePose = loink_msgs::srv::SolvePose;
 
@@ -70,7 +75,7 @@ private:
               double seed_weight, unsigned attempts) const;
   SolvePose::Request::SharedPtr request(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
                                         const std::vector<double>& consistency_limits, double seed_weight,
-                                        unsigned attempt, double remaining) const;
+                                        unsigned attempt, unsigned count, double remaining) const;
   // The group's joints of one answer (names mapped), or empty when it does not list them all.
   std::vector<double> groupJoints(const sensor_msgs::msg::JointState& state) const;
   // Inside the group's limits and at the pose by the RobotModel's transforms.

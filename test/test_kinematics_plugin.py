@@ -1,0 +1,76 @@
+"""The MoveIt kinematics plugin (loink_kinematics): its C++ GoogleTest suite
+(loink_kinematics/test/test_loink_kinematics.cpp) against a real loink_node on panda_full,
+which the suite starts, stops and restarts itself. scripts/setup_moveit.sh builds it against
+../shared/moveit's MoveIt pieces; without ../shared/moveit (and no build) this skips."""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+import pytest
+
+from loink_ros.tools import moveit_plugin
+
+pytestmark = pytest.mark.skipif(
+    not moveit_plugin.SHARED_MOVEIT.is_dir() and not moveit_plugin.built(),
+    reason='no MoveIt build: ../shared/moveit is absent (on a ROS install: colcon build)')
+
+EXPECTED = {
+    'Loading.ByItsDeclaredName', 'Plugin.InitializesPandaArm', 'Plugin.RedundancyIsTheCostsNotDiscretised',
+    'Plugin.RefusesAGroupThatIsNoChain',
+    'Plugin.ForwardKinematicsAgreesWithPinocchio', 'Plugin.ReachablePosesSucceedInsideTheLimits',
+    'Plugin.GetPositionIKAnswersNearTheSeed', 'Plugin.ConsistencyLimitsBoundTheAnswer',
+    'Plugin.PositionOnlyIKLeavesTheOrientationFree',
+    'Plugin.UnreachablePoseGivesNoSolutionWithinTheTimeout',
+    'Plugin.TheTimeoutIsHonouredForReachablePosesToo',
+    'Plugin.BadRequestsGetTheirCodesAndTheNodeKeepsServing',
+    'Plugin.ARejectedAnswerGivesTheNextRankedOne', 'Plugin.RejectingEveryAnswerEndsWithinTheTimeout',
+    'Plugin.ManyThreadsAtOnceNeverDeadlock', 'StoppedNode.GivesAnErrorCodeWithinTheTimeoutAndRecovers',
+}
+
+
+def fk_reference(path, count=24, seed=20261202):
+    """Collision-free Panda configurations and panda_link8's pose by Pinocchio."""
+    from loink_ros.core.problems.registry import make_problem
+    configurations = make_problem('panda_full').sample_collision_free(
+        count, np.random.default_rng(seed))
+    return moveit_plugin.write_rows(
+        path, np.hstack([configurations, moveit_plugin.tip_poses(configurations)]))
+
+
+def test_the_plugin_passes_its_cpp_suite_against_a_real_node(tmp_path):
+    assert moveit_plugin.built(), f'{moveit_plugin.MOVEIT_ENV} missing: {moveit_plugin.SETUP_HINT}'
+    namespace = f'/loink_plugin_test_{os.getpid()}'
+    report = tmp_path / 'gtest.xml'
+    env = {'LOINK_NODE_COMMAND': str(moveit_plugin.node_script(tmp_path / 'node.sh', namespace)),
+           'LOINK_SOLVE_POSE': f'{namespace}/loink_node/solve_pose',
+           'LOINK_PANDA_URDF': str(moveit_plugin.panda_urdf()),
+           'LOINK_PANDA_SRDF': str(moveit_plugin.PANDA_SRDF),
+           'LOINK_FK_REFERENCE': str(fk_reference(tmp_path / 'fk.txt'))}
+    out = moveit_plugin.run_in_moveit_env(
+        ['test_loink_kinematics', f'--gtest_output=xml:{report}'], timeout=600, extra_env=env)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-4000:]
+    cases = ElementTree.parse(report).getroot().iter('testcase')
+    ran = {f'{c.get("classname")}.{c.get("name")}': c for c in cases}
+    assert set(ran) == EXPECTED
+    assert all(c.get('result') == 'completed' and c.find('failure') is None for c in ran.values())
+
+
+def test_loink_bench_moveit_plugin_times_the_plugin_against_trac_ik(tmp_path):
+    assert moveit_plugin.built(), f'{moveit_plugin.MOVEIT_ENV} missing: {moveit_plugin.SETUP_HINT}'
+    out = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'bench', 'moveit-plugin',
+                          '--tasks', '20', '--json', '-'], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-4000:]
+    report = json.loads(out.stdout)
+    assert report['poses'] == 20 and report['timeout_s'] > 0
+    plugin = report['plugin']
+    assert plugin['success'] >= 19 / 20
+    assert sum(plugin['moveit_error_codes'].values()) == 20
+    assert 0 < plugin['time_ms']['median'] <= plugin['time_ms']['p99'] <= plugin['time_ms']['max']
+    assert 0.0 <= report['trac_ik_speed_same_poses']['success'] <= 1.0
+    split = report['split']
+    assert 0 < split['node_ms']['median'] < split['service_round_trip_ms']['median']
+    assert 0.0 < split['node_share_of_plugin_median'] < 1.0
