@@ -20,6 +20,7 @@ pytestmark = pytest.mark.skipif(
 EXPECTED = {
     'Loading.ByItsDeclaredName', 'Plugin.InitializesPandaArm', 'Plugin.RedundancyIsTheCostsNotDiscretised',
     'Plugin.RefusesAGroupThatIsNoChain',
+    'Plugin.BadParametersAreRefusedAndAnIntegerToleranceIsTaken',
     'Plugin.ForwardKinematicsAgreesWithPinocchio', 'Plugin.ReachablePosesSucceedInsideTheLimits',
     'Plugin.GetPositionIKAnswersNearTheSeed', 'Plugin.ConsistencyLimitsBoundTheAnswer',
     'Plugin.PositionOnlyIKLeavesTheOrientationFree',

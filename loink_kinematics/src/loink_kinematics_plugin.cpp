@@ -4,6 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <type_traits>
 
 #include <class_loader/class_loader.hpp>
 #include <loink_msgs/msg/error_code.hpp>
@@ -20,17 +22,47 @@ using Clock = std::chrono::steady_clock;
 // deadline an answer on its way is still waited for.
 constexpr double NODE_SHARE = 0.8;
 constexpr auto GRACE = std::chrono::milliseconds(20);
+// The longest the executor thread waits before it looks at its stop flag again.
+constexpr auto SPIN_WAIT = std::chrono::milliseconds(50);
 
 // A parameter of this group's entry in kinematics.yaml
-// (robot_description_kinematics.<group>.<name>), declared with its default when absent.
+// (robot_description_kinematics.<group>.<name>), declared with its default when absent. A value
+// of another type (an integer is taken for a double) or one that `valid` refuses is named in
+// `errors`, and the default is returned.
 template <typename T>
 T groupParameter(const rclcpp::Node::SharedPtr& node, const std::string& group, const std::string& name,
-                 const T& fallback)
+                 const T& fallback, std::string& errors, const std::function<bool(const T&)>& valid = nullptr)
 {
   const std::string full = "robot_description_kinematics." + group + "." + name;
-  if (!node->has_parameter(full))
-    node->declare_parameter<T>(full, fallback);
-  return node->get_parameter(full).get_value<T>();
+  rclcpp::Parameter parameter;
+  T value = fallback;
+  try
+  {
+    if (!node->has_parameter(full))
+    {
+      rcl_interfaces::msg::ParameterDescriptor any_type;
+      any_type.dynamic_typing = true;
+      node->declare_parameter(full, rclcpp::ParameterValue(fallback), any_type);
+    }
+    parameter = node->get_parameter(full);
+    if constexpr (std::is_same_v<T, double>)
+      value = parameter.get_type() == rclcpp::ParameterType::PARAMETER_INTEGER ?
+                  static_cast<double>(parameter.as_int()) :
+                  parameter.get_value<double>();
+    else
+      value = parameter.get_value<T>();
+  }
+  catch (const std::exception& e)  // a wrong type (declaring it may throw, or reading it)
+  {
+    errors += " " + full + ": " + e.what() + ";";
+    return fallback;
+  }
+  if (valid && !valid(value))
+  {
+    errors += " " + full + " = " + parameter.value_to_string() + " is out of range;";
+    return fallback;
+  }
+  return value;
 }
 
 // "<node>_loink_<group>", numbered from the second instance in this process on, so that
@@ -101,6 +133,8 @@ geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
 
 LOInKKinematicsPlugin::~LOInKKinematicsPlugin()
 {
+  // A flag, not cancel() alone: a cancel() that comes before the thread's first wait is lost.
+  stopping_ = true;
   if (executor_)
     executor_->cancel();
   if (spinner_.joinable())
@@ -124,23 +158,45 @@ bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, cons
   for (std::size_t i = 0; i < joint_names_.size(); ++i)
     joint_index_[joint_names_[i]] = i;
   link_names_ = { getTipFrame() };
-  service_ = groupParameter<std::string>(node, group_name, "loink_service", "/loink/loink_node/solve_pose");
-  position_only_ = groupParameter<bool>(node, group_name, "position_only_ik", false);
-  seed_consistency_ = groupParameter<double>(node, group_name, "seed_consistency", 0.0);
-  position_tolerance_ = groupParameter<double>(node, group_name, "position_tolerance", 1e-5);
-  orientation_tolerance_ = groupParameter<double>(node, group_name, "orientation_tolerance", 1e-4);
-  solutions_per_call_ = groupParameter<int>(node, group_name, "solutions_per_call", 8);
+  const auto positive = [](const double& v) { return v > 0.0; };
+  const auto not_negative = [](const double& v) { return v >= 0.0; };
+  std::string errors;
+  service_ = groupParameter<std::string>(node, group_name, "loink_service", "/loink/loink_node/solve_pose", errors,
+                                         [](const std::string& v) { return !v.empty(); });
+  position_only_ = groupParameter<bool>(node, group_name, "position_only_ik", false, errors);
+  seed_consistency_ = groupParameter<double>(node, group_name, "seed_consistency", 0.0, errors, not_negative);
+  position_tolerance_ = groupParameter<double>(node, group_name, "position_tolerance", 1e-5, errors, positive);
+  orientation_tolerance_ = groupParameter<double>(node, group_name, "orientation_tolerance", 1e-4, errors, positive);
+  solutions_per_call_ = groupParameter<int>(node, group_name, "solutions_per_call", 8, errors,
+                                            [](const int& v) { return v >= 1 && v <= 10000; });
+  const double wait = groupParameter<double>(node, group_name, "service_wait", 2.0, errors, not_negative);
+  if (!errors.empty())
+  {
+    RCLCPP_ERROR(LOGGER, "group '%s': kinematics.yaml:%s see docs/MOVEIT.md", group_name.c_str(), errors.c_str());
+    return false;
+  }
 
   rclcpp::NodeOptions options;
   options.start_parameter_services(false).start_parameter_event_publisher(false).use_global_arguments(false);
   client_node_ = std::make_shared<rclcpp::Node>(clientNodeName(node->get_name(), group_name),
                                                 node->get_namespace(), options);
-  client_ = client_node_->create_client<SolvePose>(service_);
+  try
+  {
+    client_ = client_node_->create_client<SolvePose>(service_);
+  }
+  catch (const std::exception& e)
+  {
+    RCLCPP_ERROR(LOGGER, "group '%s': loink_service '%s' is no service name: %s", group_name.c_str(),
+                 service_.c_str(), e.what());
+    return false;
+  }
   executor_ = std::make_shared<rclcpp::executors::SingleThreadedExecutor>();
   executor_->add_node(client_node_);
-  spinner_ = std::thread([this] { executor_->spin(); });
+  spinner_ = std::thread([this] {
+    while (!stopping_ && rclcpp::ok())
+      executor_->spin_once(SPIN_WAIT);
+  });
   // Discovery takes a moment: wait for the node once here, not inside the first request.
-  const double wait = groupParameter<double>(node, group_name, "service_wait", 2.0);
   if (!client_->wait_for_service(std::chrono::duration<double>(wait)))
     RCLCPP_WARN(LOGGER, "%s is not served yet (waited %.1f s): requests fail with COMMUNICATION_FAILURE "
                 "until loink_node runs", service_.c_str(), wait);

@@ -1,11 +1,12 @@
 // The plugin as move_group uses it, against a real loink_node process (a panda_full model).
 // test/test_kinematics_plugin.py runs it and sets:
-//   LOINK_NODE_COMMAND  a shell command that starts the node (run, stopped and restarted here)
+//   LOINK_NODE_COMMAND  an executable script that execs the node (run, stopped and restarted here)
 //   LOINK_SOLVE_POSE    the node's ~/solve_pose
 //   LOINK_PANDA_URDF, LOINK_PANDA_SRDF
 //   LOINK_FK_REFERENCE  lines "q1..q7 x y z qx qy qz qw": panda_link8 by Pinocchio
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,7 +56,10 @@ public:
     if (pid_ == 0)
     {
       setpgid(0, 0);
-      execl("/bin/sh", "sh", "-c", env("LOINK_NODE_COMMAND").c_str(), static_cast<char*>(nullptr));
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // the node ends with this test, even a killed one
+      // The script itself (it execs the node), so that the death signal stays with the node.
+      const std::string script = env("LOINK_NODE_COMMAND");
+      execl(script.c_str(), script.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     setpgid(pid_, pid_);
@@ -261,6 +265,24 @@ TEST(Plugin, RefusesAGroupThatIsNoChain)
   auto hand = world->loader->createSharedInstance(PLUGIN);
   EXPECT_FALSE(hand->initialize(nodeWith("hand_node"), *world->model, "hand", "panda_hand",
                                 { "panda_leftfinger" }, 0.1));
+}
+
+TEST(Plugin, BadParametersAreRefusedAndAnIntegerToleranceIsTaken)
+{
+  const std::string prefix = "robot_description_kinematics.panda_arm.";
+  auto with = [&](const std::string& name, const rclcpp::ParameterValue& value) {
+    auto solver = world->loader->createSharedInstance(PLUGIN);
+    return solver->initialize(nodeWith("parameters_" + std::to_string(std::rand()), { { prefix + name, value } }),
+                              *world->model, "panda_arm", "panda_link0", { TIP }, 0.1);
+  };
+  EXPECT_TRUE(with("position_tolerance", rclcpp::ParameterValue(1)));
+  EXPECT_FALSE(with("position_tolerance", rclcpp::ParameterValue(-1e-5)));
+  EXPECT_FALSE(with("orientation_tolerance", rclcpp::ParameterValue(std::string("small"))));
+  EXPECT_FALSE(with("seed_consistency", rclcpp::ParameterValue(-1.0)));
+  EXPECT_FALSE(with("solutions_per_call", rclcpp::ParameterValue(0)));
+  EXPECT_FALSE(with("loink_service", rclcpp::ParameterValue(5)));
+  EXPECT_FALSE(with("loink_service", rclcpp::ParameterValue(std::string("not a service name!"))));
+  EXPECT_FALSE(with("position_only_ik", rclcpp::ParameterValue(std::string("yes"))));
 }
 
 TEST(Plugin, ForwardKinematicsAgreesWithPinocchio)

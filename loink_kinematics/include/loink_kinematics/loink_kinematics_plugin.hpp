@@ -2,6 +2,7 @@
 // (~/solve_pose, loink_msgs/srv/SolvePose): ranked, cost-optimal full-pose IK.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -94,6 +95,7 @@ private:
   rclcpp::Node::SharedPtr client_node_;
   std::shared_ptr<rclcpp::executors::SingleThreadedExecutor> executor_;
   std::thread spinner_;
+  std::atomic<bool> stopping_{ false };
   rclcpp::Client<SolvePose>::SharedPtr client_;
 };
 }  // namespace loink_kinematics
