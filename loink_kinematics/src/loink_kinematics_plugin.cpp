@@ -197,12 +197,37 @@ bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, cons
       executor_->spin_once(SPIN_WAIT);
   });
   // Discovery takes a moment: wait for the node once here, not inside the first request.
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
   if (!client_->wait_for_service(std::chrono::duration<double>(wait)))
     RCLCPP_WARN(LOGGER, "%s is not served yet (waited %.1f s): requests fail with COMMUNICATION_FAILURE "
                 "until loink_node runs", service_.c_str(), wait);
+  else if (!firstRoundTrip(until))
+    RCLCPP_WARN(LOGGER, "%s did not answer a first request within %.1f s", service_.c_str(), wait);
   RCLCPP_INFO(LOGGER, "group '%s' (%zu joints, tip %s): answers from %s", group_name.c_str(), joint_names_.size(),
               getTipFrame().c_str(), service_.c_str());
   return true;
+}
+
+bool LOInKKinematicsPlugin::firstRoundTrip(Clock::time_point until) const
+{
+  // DDS matches the node's reply path a moment after it sees our request path: a request sent
+  // in between goes unanswered. So one round trip (the pose of the joints' middle) before any
+  // caller's request, resent until answered.
+  std::vector<double> middle;
+  for (const moveit::core::JointModel* joint : group_->getActiveJointModels())
+  {
+    const auto& bounds = joint->getVariableBounds()[0];
+    middle.push_back(0.5 * (bounds.min_position_ + bounds.max_position_));
+  }
+  const geometry_msgs::msg::Pose pose = toMsg(linkTransform(middle, robot_model_->getLinkModel(getTipFrame())));
+  while (Clock::now() < until)
+  {
+    auto future = client_->async_send_request(request(pose, middle, {}, 0.0, 0, 1, 0.5));
+    if (future.wait_for(std::chrono::milliseconds(500)) == std::future_status::ready)
+      return true;
+    client_->remove_pending_request(future);
+  }
+  return false;
 }
 
 bool LOInKKinematicsPlugin::supportsGroup(const moveit::core::JointModelGroup* jmg, std::string* error_text_out) const

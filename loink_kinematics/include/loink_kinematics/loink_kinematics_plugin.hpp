@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -77,6 +78,8 @@ private:
   SolvePose::Request::SharedPtr request(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
                                         const std::vector<double>& consistency_limits, double seed_weight,
                                         unsigned attempt, unsigned count, double remaining) const;
+  // One answered request before any caller's (resent until `until`); false if none came.
+  bool firstRoundTrip(std::chrono::steady_clock::time_point until) const;
   // The group's joints of one answer (names mapped), or empty when it does not list them all.
   std::vector<double> groupJoints(const sensor_msgs::msg::JointState& state) const;
   // Inside the group's limits and at the pose by the RobotModel's transforms.
