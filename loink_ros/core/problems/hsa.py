@@ -1,0 +1,41 @@
+"""The paper's soft robot: a planar stack of three HSA segments, six rod twists as the
+configuration, the end-effector pose [p_x, p_y, theta] as the task, actuation effort as the
+cost. The task map is jsrm's steady-state model (hsa_statics.py): no URDF."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters, fpu_control
+from loink_ros.core.problems.hsa_statics import HsaStatics
+from loink_ros.core.problems.problem import Problem
+
+
+class HsaProblem(Problem):
+    """x = the rods' twist angles phi in [0, phi_max]; y = [p_x, p_y, theta] of the last
+    platform's distal plane (m, rad); J = mean_k (phi_k / phi_max)^2."""
+
+    def __init__(self, params: HsaParameters | None = None):
+        self.params = params or fpu_control(3)
+        self.statics = HsaStatics(self.params)
+        self.name = 'hsa'
+        self.joint_names = [f'segment{i + 1}_rod{j + 1}' for i in range(self.params.segments)
+                            for j in range(RODS)]
+        self.lower = np.zeros(self.params.inputs)
+        self.upper = np.full(self.params.inputs, self.params.phi_max)
+        self.task_names = ['ee_x', 'ee_y', 'ee_theta']
+        self.cost_name = 'actuation_effort'
+
+    def task(self, q: np.ndarray) -> np.ndarray:
+        return self.statics.end_effector(np.atleast_2d(q))
+
+    def task_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """d pose / d phi by the implicit function theorem on the statics' residual."""
+        phi = np.asarray(q, float)[None]
+        xi = self.statics.steady_state(phi)[0]
+        _, d_xi, d_phi = (np.asarray(a) for a in self.statics.residual_jacobians(xi, phi[0]))
+        _, pose_xi = self.statics.pose(xi)
+        return -np.asarray(pose_xi) @ np.linalg.solve(d_xi, d_phi)
+
+    def cost(self, q: np.ndarray) -> np.ndarray:
+        return np.mean((np.atleast_2d(q) / self.params.phi_max) ** 2, axis=-1)

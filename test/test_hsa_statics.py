@@ -1,0 +1,138 @@
+"""The planar HSA robot's steady-state model (core/problems/hsa_statics.py) against jsrm."""
+import dataclasses
+import io
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+from loink_ros.core.problems.hsa import HsaProblem
+from loink_ros.core.problems.hsa_parameters import fpu_control
+from loink_ros.core.problems.hsa_statics import HsaStatics
+
+MM, DEG = 1e-3, np.pi / 180
+
+
+def pose_mm_deg(statics: HsaStatics, phi) -> np.ndarray:
+    return statics.end_effector(np.array([phi], float))[0] / [MM, MM, DEG]
+
+
+@pytest.mark.parametrize('phi, expected', [
+    ([0.0, 0.0], (0.0, 110.14, 0.0)),
+    ([3.49, 3.49], (0.0, 144.50, 0.0)),
+    ([3.49, 0.0], (44.74, 114.95, -37.93)),
+    ([np.pi, np.pi / 2], (22.51, 130.52, -17.54)),
+])
+def test_one_segment_with_gravity_matches_jsrms_shipped_expressions(phi, expected):
+    """jsrm's shipped one-segment model (planar_hsa_ns-1_nrs-2), FPU control parameters."""
+    got = pose_mm_deg(HsaStatics(fpu_control(1)), phi)
+    assert np.allclose(got[:2], expected[:2], atol=0.05), got
+    assert abs(got[2] - expected[2]) <= 0.05, got
+
+
+@pytest.fixture(scope='module')
+def jsrm_one_segment():
+    """jsrm's own symbolic derivation of one segment (in memory: no pickle is read), as
+    numpy functions G(xi), K(xi), alpha(xi, phi), chiee(xi) for the FPU parameters."""
+    import sympy as sp
+    from jsrm.symbolic_derivation.planar_hsa import symbolically_derive_planar_hsa_model
+
+    with redirect_stdout(io.StringIO()):   # it prints every expression
+        derived = symbolically_derive_planar_hsa_model(1, num_rods_per_segment=2, simplify=False)
+    p = fpu_control(1)
+    values = {'th0': 0.0, 'l': p.l, 'lpc': p.lpc, 'ldc': p.ldc, 'h': p.h, 'rout': p.rout,
+              'rin': p.rin, 'roff': p.roff, 'kappa_b_eq': 0.0 * p.h, 'sigma_sh_eq': 0.0 * p.h,
+              'sigma_a_eq': 1.0 + 0.0 * p.h, 'C_varepsilon': p.C_varepsilon, 'pcudim': p.platform,
+              'rhor': p.rhor, 'rhop': p.rhop, 'rhoec': p.rhoec, 'S_b_hat': p.S_b_hat,
+              'S_sh_hat': p.S_sh_hat, 'S_a_hat': p.S_a_hat, 'S_b_sh': p.S_b_sh, 'C_S_b': p.C_S_b,
+              'C_S_sh': p.C_S_sh, 'C_S_a': p.C_S_a, 'mpl': 0.0, 'CoGpl': [0.0, 0.0],
+              'chiee_off': [0.0, 0.0, 0.0]}
+
+    def functions(gravity):
+        subs = {}
+        for key, symbols in derived['params_syms'].items():
+            if key in values or key == 'g':
+                numbers = np.ravel(gravity if key == 'g' else values[key])
+                symbols = symbols if isinstance(symbols, list) else [symbols]
+                subs.update(zip(symbols, map(float, numbers)))
+        exps, state = derived['exps'], derived['state_syms']
+        xi, phi = state['xi'], state['phi']
+        return {name: sp.lambdify(args, exps[name].subs(subs), 'numpy')
+                for name, args in (('G', [xi]), ('K', [xi]), ('alpha', [xi, phi]),
+                                   ('chiee', [xi]))}
+    return functions
+
+
+@pytest.mark.parametrize('gravity', [[0.0, 9.81], [0.0, 0.0]])
+def test_one_segment_agrees_with_jsrms_own_derivation(jsrm_one_segment, gravity):
+    from scipy.optimize import root
+
+    jsrm = jsrm_one_segment(gravity)
+    ours = HsaStatics(dataclasses.replace(fpu_control(1), g=np.array(gravity)))
+    for phi in np.random.default_rng(7).uniform(0.0, ours.params.phi_max, (6, 2)):
+        xi = ours.steady_state(phi[None])[0]
+
+        def balance(x):
+            return (np.ravel(jsrm['G'](x)) + np.ravel(jsrm['K'](x))
+                    - np.ravel(jsrm['alpha'](x, phi))).astype(float)
+        # jsrm's closed forms divide by kappa_b: start beside our answer, off kappa_b = 0.
+        theirs = root(balance, xi + 1e-3, tol=1e-14, method='hybr').x
+        assert np.max(np.abs(theirs - xi)) < 1e-9
+        pose = np.ravel(jsrm['chiee'](theirs)).astype(float)
+        assert np.max(np.abs(pose - ours.end_effector(phi[None])[0])) < 1e-10
+
+
+def test_a_stack_of_three_without_gravity_matches_the_stacked_poses():
+    """phi = [max, 0] on every segment, no gravity: about (274, 158) mm with each cap along
+    its platform, (234, 183) mm with jsrm's caps added in the world frame."""
+    params = dataclasses.replace(fpu_control(3), g=np.zeros(2))
+    phi = [params.phi_max, 0.0] * 3
+    right = pose_mm_deg(HsaStatics(params), phi)
+    as_jsrm = pose_mm_deg(HsaStatics(params, caps_in_world_frame=True), phi)
+    assert np.allclose(right[:2], [274.0, 158.0], atol=0.5), right
+    assert np.allclose(as_jsrm[:2], [234.0, 183.0], atol=0.5), as_jsrm
+    assert right[2] == pytest.approx(as_jsrm[2], abs=1e-9)   # the caps move, they do not turn
+
+
+def test_one_segment_is_the_same_in_both_cap_conventions():
+    phi = np.random.default_rng(3).uniform(0.0, 3.0, (5, 2))
+    assert np.allclose(HsaStatics(fpu_control(1)).end_effector(phi),
+                       HsaStatics(fpu_control(1), caps_in_world_frame=True).end_effector(phi),
+                       atol=1e-14)
+
+
+def test_three_segments_at_rest_are_330_mm_long():
+    weightless = HsaStatics(dataclasses.replace(fpu_control(3), g=np.zeros(2)))
+    assert np.allclose(pose_mm_deg(weightless, [0.0] * 6), [0.0, 330.0, 0.0], atol=1e-9)
+    hanging = pose_mm_deg(HsaStatics(fpu_control(3)), [0.0] * 6)
+    assert abs(hanging[0]) < 1e-9 and 330.0 < hanging[1] < 332.0   # gravity along the axis stretches it
+
+
+def test_swapping_each_segments_rods_mirrors_the_pose():
+    statics = HsaStatics(fpu_control(3))
+    phi = np.random.default_rng(5).uniform(0.0, statics.params.phi_max, (8, 6))
+    mirrored = phi.reshape(8, 3, 2)[:, :, ::-1].reshape(8, 6)
+    assert np.allclose(statics.end_effector(mirrored), statics.end_effector(phi) * [-1, 1, -1],
+                       atol=1e-12)
+
+
+def test_steady_state_balances_and_the_task_jacobian_is_exact():
+    problem = HsaProblem()
+    rng = np.random.default_rng(11)
+    phi = rng.uniform(problem.lower, problem.upper, (4, problem.dim))
+    xi = problem.statics.steady_state(phi)
+    residual = np.asarray(problem.statics.residual.map(4)(xi.T, phi.T)).T
+    assert np.abs(residual).max() <= 1e-12
+    step = 1e-6
+    for q in phi:
+        numeric = np.stack([(problem.task(q + step * e) - problem.task(q - step * e))[0] / (2 * step)
+                            for e in np.eye(problem.dim)], axis=1)
+        assert np.allclose(problem.task_jacobian(q), numeric, atol=1e-7)
+
+
+def test_the_cost_is_the_mean_squared_normalised_twist():
+    problem = HsaProblem()
+    assert problem.cost(problem.lower[None])[0] == 0.0
+    assert problem.cost(problem.upper[None])[0] == pytest.approx(1.0)
+    half = 0.5 * problem.upper
+    assert problem.cost(half[None])[0] == pytest.approx(0.25)
