@@ -136,3 +136,20 @@ def test_the_cost_is_the_mean_squared_normalised_twist():
     assert problem.cost(problem.upper[None])[0] == pytest.approx(1.0)
     half = 0.5 * problem.upper
     assert problem.cost(half[None])[0] == pytest.approx(0.25)
+
+
+def test_the_reference_finds_one_cheapest_answer_per_target():
+    """IPOPT on the statics from several starts: valid answers no costlier than the sampled
+    twists that reached the target, and every start ends at the same optimum."""
+    from loink_ros.baselines.hsa_reference import HsaReference
+
+    problem = HsaProblem()
+    reference = HsaReference(problem, starts=4)
+    rng = np.random.default_rng(21)
+    sampled = rng.uniform(problem.lower, problem.upper, (3, problem.dim))
+    for q, target in zip(sampled, problem.task(sampled)):
+        answer = reference.solve(target, rng)
+        assert answer.valid and answer.position_error <= 1e-6 and answer.angle_error <= 1e-6
+        assert np.all(answer.phi >= problem.lower) and np.all(answer.phi <= problem.upper)
+        assert answer.cost <= problem.cost(q[None])[0] + 1e-9
+        assert len(answer.optima) == 4 and np.abs(answer.optima - answer.phi).max() < 1e-6

@@ -15,7 +15,10 @@ class HsaProblem(Problem):
     """x = the rods' twist angles phi in [0, phi_max]; y = [p_x, p_y, theta] of the last
     platform's distal plane (m, rad); J = mean_k (phi_k / phi_max)^2."""
 
-    def __init__(self, params: HsaParameters | None = None):
+    def __init__(self, urdf: None = None, params: HsaParameters | None = None):
+        """`urdf` is the registry's argument: this robot has none."""
+        if urdf is not None:
+            raise ValueError('the HSA robot has no URDF: its model is hsa_statics.py')
         self.params = params or fpu_control(3)
         self.statics = HsaStatics(self.params)
         self.name = 'hsa'

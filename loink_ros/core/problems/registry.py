@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from pathlib import Path
 
+from loink_ros.core.problems.hsa import HsaProblem
 from loink_ros.core.problems.panda import PandaFullProblem, PandaPoseProblem, PandaProblem
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.problems.planar3 import Planar3Problem
@@ -13,7 +14,8 @@ PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda
                                               'panda_full': PandaFullProblem,
                                               'panda_pose': PandaPoseProblem,
                                               'xarm7_full': XArm7Problem,
-                                              'magneto': MagnetoProblem}
+                                              'magneto': MagnetoProblem,
+                                              'hsa': HsaProblem}
 
 
 def make_problem(name: str, urdf: Path | None = None) -> Problem:
