@@ -1,7 +1,12 @@
 """Training data: sampled configurations with their task and cost, stored as .npz."""
 
+import json
+import multiprocessing
+import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 from tqdm import tqdm
@@ -32,19 +37,78 @@ class Dataset:
         return Dataset(self.x[index], self.y[index], self.cost[index], self.problem)
 
 
+# The problem the worker processes label with (inherited through fork, never pickled).
+_WORKER_PROBLEM: Problem | None = None
+
+
+def _label(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return _WORKER_PROBLEM.task(x), _WORKER_PROBLEM.cost(x)
+
+
+class _Parts:
+    """Labelled chunks kept in a folder, so that a stopped run resumes; each part holds its
+    configurations and is used only when they are the ones drawn now."""
+
+    def __init__(self, folder: Path | None, key: dict):
+        self.folder = folder
+        if folder is None:
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = folder / 'run.json'
+        if stamp.exists() and json.loads(stamp.read_text()) != key:
+            raise ValueError(f'{folder} holds the chunks of another run ({stamp.read_text()}); '
+                             f'remove it or choose another output')
+        stamp.write_text(json.dumps(key))
+
+    def load(self, k: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        path = self.folder and self.folder / f'part{k:06d}.npz'
+        if path is None or not path.exists():
+            return None
+        with np.load(path, allow_pickle=False) as part:
+            return (part['y'], part['cost']) if np.array_equal(part['x'], x) else None
+
+    def save(self, k: int, x: np.ndarray, y: np.ndarray, cost: np.ndarray) -> None:
+        if self.folder is not None:
+            tmp = self.folder / f'.part{k:06d}.npz'
+            np.savez(tmp, x=x, y=y, cost=cost)
+            os.replace(tmp, self.folder / f'part{k:06d}.npz')
+
+
 def generate_dataset(problem: Problem, count: int, seed: int, chunk: int = 5000,
-                     progress: bool = True) -> Dataset:
-    """Sample `count` configurations and label them with task and cost."""
+                     progress: bool = True, workers: int = 1,
+                     parts: Path | None = None) -> Dataset:
+    """Sample `count` configurations and label them with task and cost.
+
+    The configurations are drawn here, chunk after chunk from one generator, so the dataset
+    depends on (problem, count, seed, chunk) alone: `workers` > 1 labels the chunks in that
+    many processes, and `parts` (a folder) keeps each labelled chunk, so that the same call
+    after an interruption labels only what is missing."""
+    global _WORKER_PROBLEM
     rng = np.random.default_rng(seed)
-    xs, ys, costs = [], [], []
-    with tqdm(total=count, desc=f'dataset {problem.name}', unit='sample', disable=not progress) as bar:
-        for start in range(0, count, chunk):
-            x = problem.sample(min(chunk, count - start), rng)
-            xs.append(x)
-            ys.append(problem.task(x))
-            costs.append(problem.cost(x))
-            bar.update(len(x))
-    return Dataset(np.concatenate(xs), np.concatenate(ys), np.concatenate(costs), problem.name)
+    xs = [problem.sample(min(chunk, count - start), rng) for start in range(0, count, chunk)]
+    store = _Parts(parts, {'problem': problem.name, 'seed': seed, 'chunk': chunk})
+    labels = [store.load(k, x) for k, x in enumerate(xs)]
+    todo = [k for k, label in enumerate(labels) if label is None]
+    _WORKER_PROBLEM = problem
+    try:
+        with _pool(workers) as pool, tqdm(total=count, unit='sample', desc=f'dataset {problem.name}',
+                                          initial=count - sum(len(xs[k]) for k in todo),
+                                          disable=not progress) as bar:
+            for k, label in zip(todo, pool.imap(_label, [xs[k] for k in todo])):
+                labels[k] = label
+                store.save(k, xs[k], *label)
+                bar.update(len(xs[k]))
+    finally:
+        _WORKER_PROBLEM = None
+    return Dataset(np.concatenate(xs), np.concatenate([y for y, _ in labels]),
+                   np.concatenate([c for _, c in labels]), problem.name)
+
+
+def _pool(workers: int):
+    """Forked worker processes (they inherit the problem), or this process for 1."""
+    if workers <= 1:
+        return nullcontext(SimpleNamespace(imap=map))
+    return multiprocessing.get_context('fork').Pool(workers)
 
 
 def save_dataset(dataset: Dataset, path: Path) -> None:

@@ -2,6 +2,8 @@
 
 import argparse
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -31,9 +33,12 @@ def _emit(result, json_path: str | None) -> None:
 def cmd_dataset(args) -> None:
     from loink_ros.core.dataset import generate_dataset, save_dataset
     from loink_ros.core.problems.registry import make_problem
-    data = generate_dataset(make_problem(args.problem), args.count, args.seed)
+    parts = args.out.with_name(args.out.name + '.parts')
+    data = generate_dataset(make_problem(args.problem), args.count, args.seed,
+                            workers=args.workers, parts=parts)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save_dataset(data, args.out)
+    shutil.rmtree(parts)
     print(f'wrote {len(data)} samples to {args.out}')
 
 
@@ -190,7 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('problem')
     p.add_argument('--count', type=int, default=200_000)
     p.add_argument('--seed', type=int, default=0)
-    p.add_argument('--out', type=Path, required=True)
+    p.add_argument('--out', type=Path, required=True,
+                   help='.npz; labelled chunks are kept in OUT.parts/ until it is written, so '
+                   'the same command after an interruption resumes')
+    p.add_argument('--workers', type=int, default=os.cpu_count() or 1,
+                   help='processes labelling chunks (default: one per CPU); the dataset is the '
+                   'same for any number')
     p.set_defaults(func=cmd_dataset)
 
     p = sub.add_parser('train', help='train a network on a dataset (resumable)')
