@@ -1,0 +1,42 @@
+"""The IKFlow baseline (baselines/ikflow.py): a short training, its ONNX inverse, invertibility."""
+import numpy as np
+import pytest
+import torch
+
+from loink_ros.baselines.ikflow import IkflowConfig, IkflowSolver, _Inverse, export_ikflow, train_ikflow
+from loink_ros.core.dataset import generate_dataset
+from loink_ros.core.problems.registry import make_problem
+
+
+@pytest.fixture(scope='module')
+def trained():
+    problem = make_problem('planar3')
+    data = generate_dataset(problem, 6000, seed=9, progress=False)
+    config = IkflowConfig(blocks=4, width=32, layers=2, epochs=4, batch_size=256)
+    return problem, data, config, *train_ikflow(data, config, progress=False)
+
+
+def test_a_short_training_lowers_the_validation_loss(trained):
+    *_, log = trained
+    assert len(log) == 4 and all(np.isfinite(e['val_loss']) for e in log)
+    assert log[-1]['val_loss'] < log[0]['val_loss']
+
+
+def test_the_flow_inverts_and_its_onnx_export_agrees(trained, tmp_path):
+    problem, data, config, flow, norm, log = trained
+    x = torch.as_tensor((data.x[:50] - norm.x_mean) / norm.x_std, dtype=torch.float32)
+    y = torch.as_tensor((data.y[:50] - norm.y_mean) / norm.y_std, dtype=torch.float32)
+    cond = [torch.cat([y, torch.zeros(50, 1)], 1)]
+    with torch.no_grad():
+        z, _ = flow(x, c=cond)
+        back, _ = flow(z, c=cond, rev=True)
+    assert torch.allclose(back, x, atol=1e-4)
+    export_ikflow(flow, norm, config, log, problem.name, tmp_path / 'flow')
+    solver = IkflowSolver(tmp_path / 'flow')
+    latents = np.random.default_rng(1).normal(size=(50, problem.dim))
+    with torch.no_grad():
+        expected = _Inverse(flow, norm)(torch.as_tensor(latents, dtype=torch.float32),
+                                        torch.as_tensor(data.y[:50], dtype=torch.float32)).numpy()
+    assert np.allclose(solver.configurations(data.y[:50], latents), expected, atol=1e-5)
+    assert solver.solve(data.y[:3]).shape == (3, problem.dim)
+    assert solver.meta['problem'] == 'planar3' and solver.meta['config']['blocks'] == 4
