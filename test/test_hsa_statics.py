@@ -153,3 +153,25 @@ def test_the_reference_finds_one_cheapest_answer_per_target():
         assert np.all(answer.phi >= problem.lower) and np.all(answer.phi <= problem.upper)
         assert answer.cost <= problem.cost(q[None])[0] + 1e-9
         assert len(answer.optima) == 4 and np.abs(answer.optima - answer.phi).max() < 1e-6
+
+
+def test_the_projection_reaches_the_target_inside_the_range():
+    problem = HsaProblem()
+    rng = np.random.default_rng(13)
+    q = rng.uniform(0.3, problem.params.phi_max - 0.3, (5, problem.dim))
+    targets = problem.task(q)
+    for start, target in zip(q + rng.normal(0.0, 0.1, q.shape), targets):
+        projected = problem.closed_form_refine(start, target)
+        assert np.all(projected >= problem.lower) and np.all(projected <= problem.upper)
+        error = problem.task(projected[None])[0] - target
+        assert np.linalg.norm(error[:2]) <= 1e-9 and abs(error[2]) <= 1e-9
+    # A start beyond the range, near a solution with a twist close to 0: brought inside, and
+    # still on the target (a local method: from far away it may stop at the bounds).
+    reached = q[0].copy()
+    reached[1] = 0.05
+    target = problem.task(reached[None])[0]
+    start = reached.copy()
+    start[1] = -0.3
+    edge = problem.closed_form_refine(start, target)
+    assert np.all(edge >= 0.0)
+    assert np.linalg.norm(problem.task(edge[None])[0] - target) <= 1e-9

@@ -42,3 +42,7 @@ class HsaProblem(Problem):
 
     def cost(self, q: np.ndarray) -> np.ndarray:
         return np.mean((np.atleast_2d(q) / self.params.phi_max) ** 2, axis=-1)
+
+    def closed_form_refine(self, q: np.ndarray, task: np.ndarray) -> np.ndarray:
+        """The statics' own projection onto the task (HsaStatics.project), inside the range."""
+        return self.statics.project(q, np.asarray(task, float), self.lower, self.upper)

@@ -31,6 +31,11 @@ from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters
 QUADRATURE_POINTS = 16
 NEWTON_TOLERANCE = 1e-12     # residual, N and N m
 NEWTON_STEPS = 50
+# Projection onto a target: the strains' share of the step norm (the twists' is 1), and the
+# pose tolerance (m, rad).
+STRAIN_WEIGHT = 1e-4
+PROJECTION_TOLERANCE = 1e-12
+MAX_TWIST_STEP = 0.2          # rad per step: the linearisation holds, the answer stays near
 
 
 def _rotation(theta):
@@ -188,3 +193,30 @@ class HsaStatics:
         """End-effector pose [p_x, p_y, theta] (B, 3) for twists phi (B, inputs)."""
         xi = self.steady_state(phi)
         return np.asarray(self.pose.map(len(xi))(xi.T)[0]).T
+
+    def project(self, phi: np.ndarray, target: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                steps: int = 30) -> np.ndarray:
+        """Twists near `phi` that hold the end effector at `target`, inside [lower, upper]:
+        Gauss-Newton on the balance and the pose together, over twists and strains, each step
+        the least change of the twists; a twist at a bound that the step would push out is
+        held there. The strains start at phi's steady state."""
+        n = len(phi)
+        phi = np.clip(np.asarray(phi, float), lower, upper)
+        xi = self.steady_state(phi[None])[0]
+        weight = np.concatenate([np.ones(n), np.full(len(xi), STRAIN_WEIGHT)])
+        for _ in range(steps):
+            balance, d_xi, d_phi = (np.asarray(a) for a in self.residual_jacobians(xi, phi))
+            pose, pose_xi = (np.asarray(a) for a in self.pose(xi))
+            residual = np.concatenate([balance.ravel(), pose.ravel() - target])
+            if np.abs(residual).max() <= PROJECTION_TOLERANCE:
+                break
+            jac = np.block([[d_phi, d_xi], [np.zeros((3, n)), pose_xi]])
+            free = weight.copy()
+            push = -(jac.T @ residual)[:n]
+            free[:n][((phi <= lower) & (push < 0)) | ((phi >= upper) & (push > 0))] = 0.0
+            scaled = jac * free
+            step = -scaled.T @ np.linalg.solve(scaled @ jac.T + 1e-18 * np.eye(len(residual)), residual)
+            step *= min(1.0, MAX_TWIST_STEP / max(np.abs(step[:n]).max(), 1e-300))
+            phi = np.clip(phi + step[:n], lower, upper)
+            xi = xi + step[n:]
+        return phi
