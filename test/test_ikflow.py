@@ -40,3 +40,28 @@ def test_the_flow_inverts_and_its_onnx_export_agrees(trained, tmp_path):
     assert np.allclose(solver.configurations(data.y[:50], latents), expected, atol=1e-5)
     assert solver.solve(data.y[:3]).shape == (3, problem.dim)
     assert solver.meta['problem'] == 'planar3' and solver.meta['config']['blocks'] == 4
+
+
+def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
+    """A CI-sized run: tiny LOInK and IKFlow models on a small HSA dataset, 4 targets."""
+    from loink_ros.core.dataset import save_dataset
+    from loink_ros.tools import bench_hsa
+    from loink_ros.tools.cli import main
+
+    problem = make_problem('hsa')
+    data = generate_dataset(problem, 3000, seed=5, progress=False)
+    save_dataset(data, tmp_path / 'hsa.npz')
+    main(['train', '--data', str(tmp_path / 'hsa.npz'), '--out', str(tmp_path / 'run'),
+          '--blocks', '16', '--epochs', '2', '--export', str(tmp_path / 'hsa_model')])
+    config = IkflowConfig(blocks=2, width=16, layers=1, epochs=1, batch_size=256)
+    flow, norm, log = train_ikflow(data, config, progress=False)
+    export_ikflow(flow, norm, config, log, 'hsa', tmp_path / 'ikflow')
+    report = bench_hsa.run(str(tmp_path / 'hsa_model.json'), tmp_path / 'ikflow', count=4)
+    assert report['targets'] == 4 and report['reference']['success'] == 1.0
+    for name in ('loink_raw', 'loink_refined', 'ikflow_z0', 'ikflow_best_of_k'):
+        figures = report[name]
+        assert figures['inside_range'] and figures['time_ms']['min'] > 0
+    # Exact answers cost no less than the optimum (inexact ones may: they miss the target).
+    assert report['loink_refined']['ee_error_mm']['max'] <= 1e-6
+    assert report['loink_refined']['cost_ratio_to_reference']['min'] >= 1.0 - 1e-6
+    assert 0.0 <= report['loink_raw_clipped'] <= 1.0

@@ -151,6 +151,13 @@ def cmd_bench(args) -> None:
         _emit(bench_pose.run(args.robot, args.tasks or bench_pose.DEFAULT_POSES,
                              args.seed or bench_pose.BENCH_SEED, args.model), args.json)
         return
+    if args.target == 'hsa':
+        from loink_ros.tools import bench_hsa
+        if args.ikflow is None:
+            raise SystemExit('bench hsa needs --ikflow STEM (an exported IKFlow model)')
+        _emit(bench_hsa.run(args.model or 'hsa', args.ikflow, args.tasks or bench_hsa.DEFAULT_TARGETS,
+                            args.seed or bench_hsa.SEED), args.json)
+        return
     if args.target == 'moveit-plugin':
         from loink_ros.tools import bench_moveit_plugin
         _emit(bench_moveit_plugin.run(args.tasks or bench_moveit_plugin.DEFAULT_POSES,
@@ -283,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
                    '(searchPositionIK through the MoveIt plugin against TRAC-IK; needs '
                    'scripts/setup_moveit.sh)')
     p.add_argument('--robot', default='panda', help='pose: the robot (its pose model)')
+    p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
     p.add_argument('--model', help='model to bench (default: the shipped one)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
                    '2000 requests per client count for node; imports: 20 processes per module; '
