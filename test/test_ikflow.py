@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from loink_ros.baselines.ikflow import IkflowConfig, IkflowSolver, _Inverse, export_ikflow, train_ikflow
+from loink_ros.baselines.ikflow import IkflowSolver, _Inverse, export_ikflow, train_ikflow
+from loink_ros.baselines.ikflow_config import IkflowConfig
 from loink_ros.core.dataset import generate_dataset
 from loink_ros.core.problems.registry import make_problem
 
@@ -65,3 +66,4 @@ def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
     assert report['loink_refined']['ee_error_mm']['max'] <= 1e-6
     assert report['loink_refined']['cost_ratio_to_reference']['min'] >= 1.0 - 1e-6
     assert 0.0 <= report['loink_raw_clipped'] <= 1.0
+    assert len(report['per_target']['ikflow_z0']['ee_error_mm']) == 4

@@ -88,10 +88,13 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
                             'time_ms': _summary(np.array(reference_ms)),
                             'cost': _summary(reference_cost), 'starts': reference.starts},
               'loink_raw_clipped': float(np.mean(clipped))}
+    report['per_target'] = {'reference_cost': reference_cost.tolist()}
     for name in methods:
         q = np.array(answers[name])
         error = problem.task(q) - targets
         cost = problem.cost(q)
+        report['per_target'][name] = {'ee_error_mm': (1e3 * np.linalg.norm(error[:, :2], axis=1)).tolist(),
+                                      'cost': cost.tolist()}
         report[name] = {
             'time_ms': _summary(np.array(ms[name])),
             'ee_error_mm': _summary(1e3 * np.linalg.norm(error[:, :2], axis=1)),

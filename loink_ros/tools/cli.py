@@ -62,6 +62,20 @@ def cmd_train(args) -> None:
             print(f'wrote {path}')
 
 
+def cmd_train_ikflow(args) -> None:
+    from dataclasses import fields
+
+    from loink_ros.baselines.ikflow import IkflowConfig, export_ikflow, train_ikflow
+    from loink_ros.core.dataset import load_dataset
+    data = load_dataset(args.data)
+    config = IkflowConfig(**{f.name: getattr(args, f.name) for f in fields(IkflowConfig)})
+    flow, norm, log = train_ikflow(data, config)
+    args.export.parent.mkdir(parents=True, exist_ok=True)
+    export_ikflow(flow, norm, config, log, data.problem, args.export)
+    print(f'trained {config.epochs} epochs; validation loss {log[-1]["val_loss"]:.4f}; '
+          f'wrote {args.export}.onnx and .json')
+
+
 def cmd_export(args) -> None:
     from loink_ros.core.export import export_model
     from loink_ros.core.problems.registry import make_problem
@@ -230,6 +244,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--device', default='auto', help='auto, cpu or cuda')
     p.add_argument('--no-resume', action='store_true')
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser('train-ikflow', help='train the IKFlow baseline on a dataset, export ONNX + JSON')
+    p.add_argument('--data', type=Path, required=True)
+    p.add_argument('--export', type=Path, required=True, help='stem, e.g. runs/ikflow_hsa')
+    from loink_ros.baselines.ikflow_config import IkflowConfig
+    defaults = IkflowConfig()
+    for name in ('blocks', 'width', 'layers', 'epochs', 'batch_size', 'seed'):
+        p.add_argument(f'--{name.replace("_", "-")}', type=int, default=getattr(defaults, name))
+    for name in ('clamp', 'softflow', 'lr', 'lr_final', 'val_fraction'):
+        p.add_argument(f'--{name.replace("_", "-")}', type=float, default=getattr(defaults, name))
+    p.set_defaults(func=cmd_train_ikflow)
 
     p = sub.add_parser('export', help='export a run folder to ONNX + JSON')
     p.add_argument('run', type=Path)
