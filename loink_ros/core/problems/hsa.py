@@ -46,3 +46,12 @@ class HsaProblem(Problem):
     def closed_form_refine(self, q: np.ndarray, task: np.ndarray) -> np.ndarray:
         """The statics' own projection onto the task (HsaStatics.project), inside the range."""
         return self.statics.project(q, np.asarray(task, float), self.lower, self.upper)
+
+    def metadata(self) -> dict:
+        p = self.params
+        # Frames by name only (there is no URDF): the base plane and the last platform's top.
+        return {**super().metadata(), 'robot': f'planar_hsa_{p.segments}',
+                'base_frame': 'hsa_base', 'tip_frame': 'hsa_end_effector',
+                'simulator': 'jsrm 0.0.18 planar HSA, FPU control parameters, caps along their '
+                             'platform (core/problems/hsa_statics.py)',
+                'phi_max': p.phi_max}
