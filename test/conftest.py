@@ -146,3 +146,9 @@ def panda_full_node(request):
 def magneto_node(request):
     """loink_node on config/magneto.yaml, one per module."""
     yield from serve_node(f'magneto_{request.module.__name__}', REPO / 'config' / 'magneto.yaml', {})
+
+
+@pytest.fixture(scope='module')
+def hsa_node(request):
+    """loink_node on config/hsa.yaml (the HSA soft robot), one per module."""
+    yield from serve_node(f'hsa_{request.module.__name__}', REPO / 'config' / 'hsa.yaml', {})

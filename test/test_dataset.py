@@ -53,3 +53,15 @@ def test_loink_dataset_writes_the_npz_and_drops_its_parts(planar3, tmp_path):
     expected = generate_dataset(planar3, 1200, seed=3, progress=False)
     assert written.problem == 'planar3' and np.array_equal(written.x, expected.x)
     assert np.array_equal(written.y, expected.y)
+
+
+def test_the_hsa_dataset_is_labelled_by_the_simulator_the_same_for_any_worker_count(tmp_path):
+    hsa = make_problem('hsa')
+    serial = generate_dataset(hsa, 400, seed=3, chunk=150, progress=False)
+    assert serial.x.shape == (400, 6) and serial.y.shape == (400, 3) and serial.cost.shape == (400,)
+    assert np.all((serial.x >= hsa.lower) & (serial.x <= hsa.upper))
+    parallel = generate_dataset(hsa, 400, seed=3, chunk=150, progress=False, workers=2,
+                                parts=tmp_path / 'parts')
+    assert np.array_equal(serial.x, parallel.x) and np.array_equal(serial.y, parallel.y)
+    assert np.allclose(serial.y[:20], hsa.task(serial.x[:20]), atol=1e-12)
+    assert np.allclose(serial.cost, hsa.cost(serial.x))

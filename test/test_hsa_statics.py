@@ -161,7 +161,7 @@ def test_the_projection_reaches_the_target_inside_the_range():
     q = rng.uniform(0.3, problem.params.phi_max - 0.3, (5, problem.dim))
     targets = problem.task(q)
     for start, target in zip(q + rng.normal(0.0, 0.1, q.shape), targets):
-        projected = problem.closed_form_refine(start, target)
+        projected = problem.statics.project(start, target, problem.lower, problem.upper)
         assert np.all(projected >= problem.lower) and np.all(projected <= problem.upper)
         error = problem.task(projected[None])[0] - target
         assert np.linalg.norm(error[:2]) <= 1e-9 and abs(error[2]) <= 1e-9
@@ -172,6 +172,25 @@ def test_the_projection_reaches_the_target_inside_the_range():
     target = problem.task(reached[None])[0]
     start = reached.copy()
     start[1] = -0.3
-    edge = problem.closed_form_refine(start, target)
+    edge = problem.statics.project(start, target, problem.lower, problem.upper)
     assert np.all(edge >= 0.0)
     assert np.linalg.norm(problem.task(edge[None])[0] - target) <= 1e-9
+
+
+def test_the_refinement_reaches_the_references_least_effort_on_the_target():
+    """The SQP from a start 0.3 rad away (or beyond the range) lands on the reference's
+    optimum: on the target to 1e-9, inside the range, no costlier than IPOPT's best."""
+    from loink_ros.baselines.hsa_reference import HsaReference
+
+    problem = HsaProblem()
+    reference = HsaReference(problem, starts=4)
+    rng = np.random.default_rng(31)
+    sampled = rng.uniform(problem.lower, problem.upper, (4, problem.dim))
+    for q, target in zip(sampled, problem.task(sampled)):
+        best = reference.solve(target, rng)
+        start = best.phi + rng.normal(0.0, 0.3, problem.dim)
+        refined = problem.closed_form_refine(start, target)
+        assert np.all(refined >= problem.lower) and np.all(refined <= problem.upper)
+        assert np.abs(problem.task(refined[None])[0] - target).max() <= 1e-9
+        assert problem.cost(refined[None])[0] <= best.cost * (1 + 1e-6)
+        assert problem.cost(refined[None])[0] < problem.cost(q[None])[0]

@@ -1,4 +1,6 @@
 """The IKFlow baseline (baselines/ikflow.py): a short training, its ONNX inverse, invertibility."""
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -59,11 +61,19 @@ def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
     export_ikflow(flow, norm, config, log, 'hsa', tmp_path / 'ikflow')
     report = bench_hsa.run(str(tmp_path / 'hsa_model.json'), tmp_path / 'ikflow', count=4)
     assert report['targets'] == 4 and report['reference']['success'] == 1.0
-    for name in ('loink_raw', 'loink_refined', 'ikflow_z0', 'ikflow_best_of_k'):
+    for name in ('loink_raw', 'loink_z0_clipped', 'loink_refined', 'ikflow_z0',
+                 'ikflow_best_of_k'):
         figures = report[name]
         assert figures['inside_range'] and figures['time_ms']['min'] > 0
     # Exact answers cost no less than the optimum (inexact ones may: they miss the target).
     assert report['loink_refined']['ee_error_mm']['max'] <= 1e-6
     assert report['loink_refined']['cost_ratio_to_reference']['min'] >= 1.0 - 1e-6
-    assert 0.0 <= report['loink_raw_clipped'] <= 1.0
+    assert 0.0 <= report['loink_z0_outside_range'] <= 1.0
     assert len(report['per_target']['ikflow_z0']['ee_error_mm']) == 4
+    spread = report['spread']
+    assert spread['c'][0] == 0.0 and len(spread['loink_cost']) == len(spread['c'])
+    assert all(np.isfinite(spread['ikflow_cost'])) and report['batched_per_target_ms']['loink'] > 0
+    (tmp_path / 'bench.json').write_text(json.dumps(report))
+    main(['plot', 'hsa', str(tmp_path / 'bench.json'), '--out', str(tmp_path / 'figures')])
+    for name in ('hsa_fig8_ee_error', 'hsa_fig9_effort_ratio', 'hsa_fig10_spread'):
+        assert (tmp_path / 'figures' / f'{name}.png').stat().st_size > 10_000

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -89,6 +90,7 @@ def train_ikflow(data: Dataset, config: IkflowConfig, progress: bool = True):
     log = []
     bar = tqdm(range(config.epochs), desc='train ikflow', unit='epoch', disable=not progress)
     for epoch in bar:
+        began = time.perf_counter()
         flow.train()
         total = 0.0
         for batch in torch.randperm(len(x)).split(config.batch_size):
@@ -105,7 +107,8 @@ def train_ikflow(data: Dataset, config: IkflowConfig, progress: bool = True):
         flow.eval()
         with torch.no_grad():
             val_loss = _negative_log_likelihood(flow, vx, vy, torch.zeros(len(vx), 1)).item()
-        log.append({'epoch': epoch + 1, 'train_loss': total / len(x), 'val_loss': val_loss})
+        log.append({'epoch': epoch + 1, 'train_loss': total / len(x), 'val_loss': val_loss,
+                    'seconds': time.perf_counter() - began})
         bar.set_postfix(val_loss=f'{val_loss:.3f}')
     return flow, norm, log
 

@@ -1,7 +1,10 @@
 """`loink bench hsa`: the paper's Table II on the planar HSA soft robot, in one process, on
 the same held-out targets:
-- LOInK raw (one network inversion at z = 0, clipped to the twist range);
-- LOInK refined (the statics' projection onto the target);
+- LOInK raw: the learned optimum inside the twist range (z = 0's inversion, or where that
+  leaves the range the least-norm latent whose inversion is inside: runtime/bounded_latent.py);
+- LOInK z = 0 clipped: z = 0's inversion clipped to the range, for comparison;
+- LOInK refined: the raw answer refined by SQP on the statics (least effort on the target,
+  core/problems/hsa_least_effort.py);
 - IKFlow at z = 0;
 - IKFlow best of K samples by true cost among those within its best error;
 - the optimisation reference (multi-start IPOPT on the statics).
@@ -9,11 +12,15 @@ the same held-out targets:
 Targets: the end-effector poses of twists drawn uniformly in the range with a seed no
 training run uses. Each call is timed as the user's call runs, with its validation by the
 simulator (one steady-state solve of the answer; K for best-of-K), one thread, best of 3
-after a warm call. Errors and costs come from the simulator.
+after a warm call. Errors and costs come from the simulator. Batched: one call for all
+targets, answers and their validation. Fig. 10's data: the mean true cost of samples
+z ~ N(0, c I) (clipped, unrefined) against c, for both networks, on the first
+SPREAD_TARGETS targets.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +32,17 @@ from loink_ros.baselines.ikflow import IkflowSolver
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
 from loink_ros.tools.timing import TIMING, best_of, load_average, speedups
 
 SEED = 20261203
 DEFAULT_TARGETS = 2000
 BEST_OF = 32
 IKFLOW_LATENT_STD = 0.25   # our choice for IKFlow's samples z ~ N(0, std^2 I)
+BOUND_TOL = 1e-6          # rad: a reference twist this close to a bound is on it
+SPREADS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0)
+SPREAD_TARGETS = 100
+SPREAD_SAMPLES = 32
 
 
 def _ikflow_mode(flow: IkflowSolver, problem, y: np.ndarray) -> np.ndarray:
@@ -48,6 +60,14 @@ def _ikflow_best(flow: IkflowSolver, problem, y: np.ndarray, rng: np.random.Gene
     return q[near][np.argmin(problem.cost(q[near]))]
 
 
+def _ambiguous(found, problem) -> bool:
+    """METHOD.md s.6 on the reference's starts: a valid near-optimal answer (within
+    NEAR_OPTIMAL of the best cost) farther than AMBIGUOUS_SPAN from the best."""
+    costs = problem.cost(found.optima) if len(found.optima) else np.array([])
+    near = found.optima[costs <= (1 + NEAR_OPTIMAL) * found.cost]
+    return bool(len(near) and np.abs(near - found.phi).max() > AMBIGUOUS_SPAN)
+
+
 def _summary(values: np.ndarray) -> dict:
     return {'mean': float(np.mean(values)), 'median': float(np.median(values)),
             'min': float(np.min(values)), 'max': float(np.max(values))}
@@ -61,13 +81,15 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
     rng = np.random.default_rng(seed)
     targets = problem.task(rng.uniform(problem.lower, problem.upper, (count, problem.dim)))
     before = load_average()
+    z0 = np.zeros((1, solver.model.latent_dim))
     methods = {'loink_raw': lambda y: solver.solve(y).q,
+               'loink_z0_clipped': lambda y: solver.solve_rows(y[None], z0, False)[0][0].q,
                'loink_refined': lambda y: solver.solve(y, refine_answer=True).q,
                'ikflow_z0': lambda y: _ikflow_mode(flow, problem, y),
                'ikflow_best_of_k': lambda y: _ikflow_best(flow, problem, y, rng)}
     answers = {name: [] for name in methods}
     ms = {name: [] for name in methods}
-    reference_cost, reference_ms, reference_valid = [], [], []
+    reference_cost, reference_ms, reference_valid, on_bound, ambiguous = [], [], [], [], []
     clipped = []
     with threadpool_limits(1):
         for y in tqdm(targets, desc='bench hsa', unit='target'):
@@ -75,19 +97,24 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
                 t, q = best_of(lambda: call(y))
                 ms[name].append(t)
                 answers[name].append(q)
-            clipped.append(solver.solve(y).clipped)
+            clipped.append(bool(solver.solve_rows(y[None], z0, False)[0][0].clipped))
             found = reference.solve(y, rng)
             reference_cost.append(found.cost)
             reference_ms.append(found.time_ms)
             reference_valid.append(found.valid)
+            on_bound.append(bool(np.any((found.phi <= problem.lower + BOUND_TOL)
+                                        | (found.phi >= problem.upper - BOUND_TOL))))
+            ambiguous.append(_ambiguous(found, problem))
     reference_cost = np.array(reference_cost)
     report = {'targets': count, 'seed': seed, 'timing': TIMING, 'best_of_k': BEST_OF,
               'ikflow_latent_std': IKFLOW_LATENT_STD, 'load_average_before': before,
               'load_average_after': load_average(),
               'reference': {'success': float(np.mean(reference_valid)),
                             'time_ms': _summary(np.array(reference_ms)),
-                            'cost': _summary(reference_cost), 'starts': reference.starts},
-              'loink_raw_clipped': float(np.mean(clipped))}
+                            'cost': _summary(reference_cost), 'starts': reference.starts,
+                            'optimum_on_a_bound': float(np.mean(on_bound)),
+                            'ambiguous': float(np.mean(ambiguous))},
+              'loink_z0_outside_range': float(np.mean(clipped))}
     report['per_target'] = {'reference_cost': reference_cost.tolist()}
     for name in methods:
         q = np.array(answers[name])
@@ -103,19 +130,36 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
             'cost_ratio_to_reference': _summary(cost / reference_cost),
             'inside_range': bool(np.all((q >= problem.lower) & (q <= problem.upper)))}
     report['ikflow_z0_over_loink_raw_time'] = speedups(ms['ikflow_z0'], ms['loink_raw'])
-    report['batched_per_target_ms'] = _batched(solver, flow, targets)
+    with threadpool_limits(1):
+        report['batched_per_target_ms'] = _batched(solver, flow, problem, targets)
+        report['spread'] = _spread(solver, flow, problem, targets[:SPREAD_TARGETS])
     return report
 
 
-def _batched(solver: LOInKSolver, flow: IkflowSolver, targets: np.ndarray) -> dict:
-    """Per-target time of one batched call over all targets (answers only, no validation)."""
-    import time
-
+def _batched(solver: LOInKSolver, flow: IkflowSolver, problem, targets: np.ndarray) -> dict:
+    """Per-target time of one batched call over all targets, validation included."""
     began = time.perf_counter()
-    solver.model.inverse(np.hstack([solver.model.normalization.y_to_net(targets),
-                                    np.zeros((len(targets), solver.model.latent_dim))]))
+    solver.solve_batch(targets)
     loink = time.perf_counter() - began
     began = time.perf_counter()
-    flow.solve(targets)
+    problem.task(np.clip(flow.solve(targets), problem.lower, problem.upper))
     ikflow = time.perf_counter() - began
-    return {'loink': 1e3 * loink / len(targets), 'ikflow': 1e3 * ikflow / len(targets)}
+    return {'loink': 1e3 * loink / len(targets), 'ikflow_z0': 1e3 * ikflow / len(targets)}
+
+
+def _spread(solver: LOInKSolver, flow: IkflowSolver, problem, targets: np.ndarray) -> dict:
+    """Fig. 10: mean true cost (and EE error, mm) of samples z ~ N(0, c I) against c."""
+    rng = np.random.default_rng(SEED)
+    rows = {'c': list(SPREADS), 'loink_cost': [], 'ikflow_cost': [], 'loink_ee_error_mm': [],
+            'ikflow_ee_error_mm': [], 'targets': len(targets), 'samples': SPREAD_SAMPLES}
+    tasks = np.repeat(targets, SPREAD_SAMPLES, 0)
+    for c in SPREADS:
+        z = rng.normal(0.0, np.sqrt(c), (len(tasks), solver.model.latent_dim))
+        loink = np.array([s.q for s in solver.solve_rows(tasks, z, False)[0]])
+        z = rng.normal(0.0, np.sqrt(c), (len(tasks), flow.dim))
+        ikflow = np.clip(flow.configurations(tasks, z), problem.lower, problem.upper)
+        for name, q in (('loink', loink), ('ikflow', ikflow)):
+            rows[f'{name}_cost'].append(float(problem.cost(q).mean()))
+            error = np.linalg.norm(problem.task(q)[:, :2] - tasks[:, :2], axis=1)
+            rows[f'{name}_ee_error_mm'].append(float(1e3 * error.mean()))
+    return rows

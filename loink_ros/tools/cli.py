@@ -198,6 +198,11 @@ def cmd_design(args) -> None:
 
 
 def cmd_plot(args) -> None:
+    if args.kind == 'hsa':
+        from loink_ros.tools.plot_hsa import plot_hsa
+        for path in plot_hsa(Path(args.model), args.out):
+            print(f'wrote {path}')
+        return
     from loink_ros.tools import plots
     plots.PLOTS[args.kind](_solver(args), args.out)
     print(f'wrote {args.out}')
@@ -338,9 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_design)
 
     p = sub.add_parser('plot', help='figures as PNG')
-    p.add_argument('kind', choices=['latent', 'spread', 'magneto'])
-    p.add_argument('model')
-    p.add_argument('--out', type=Path, required=True)
+    p.add_argument('kind', choices=['latent', 'spread', 'magneto', 'hsa'])
+    p.add_argument('model', help='a model; for hsa, the JSON of `loink bench hsa`')
+    p.add_argument('--out', type=Path, required=True, help='PNG file; for hsa, a folder')
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser('demo', help='solve, sample and track on a shipped model')

@@ -4,16 +4,25 @@ cost. The task map is jsrm's steady-state model (hsa_statics.py): no URDF."""
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
+from loink_ros.core.problems.hsa_least_effort import HsaSqpRefinement
 from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters, fpu_control
 from loink_ros.core.problems.hsa_statics import HsaStatics
 from loink_ros.core.problems.problem import Problem
 
+# An SQP answer further than this from the task (m, rad) counts as failed.
+SQP_POSE_TOLERANCE = 1e-9
+
 
 class HsaProblem(Problem):
     """x = the rods' twist angles phi in [0, phi_max]; y = [p_x, p_y, theta] of the last
-    platform's distal plane (m, rad); J = mean_k (phi_k / phi_max)^2."""
+    platform's distal plane (m, rad); J = mean_k (phi_k / phi_max)^2. The cheapest way to bend
+    a segment leaves one of its rods untwisted, so optima lie on the bound phi = 0."""
+
+    optimum_on_bounds = True
 
     def __init__(self, urdf: None = None, params: HsaParameters | None = None):
         """`urdf` is the registry's argument: this robot has none."""
@@ -44,8 +53,18 @@ class HsaProblem(Problem):
         return np.mean((np.atleast_2d(q) / self.params.phi_max) ** 2, axis=-1)
 
     def closed_form_refine(self, q: np.ndarray, task: np.ndarray) -> np.ndarray:
-        """The statics' own projection onto the task (HsaStatics.project), inside the range."""
-        return self.statics.project(q, np.asarray(task, float), self.lower, self.upper)
+        """The least-effort twists on the task near q (HsaSqpRefinement), inside the range; where
+        the SQP does not reach the task, the statics' projection of q onto it (HsaStatics.project)."""
+        target = np.asarray(task, float)
+        refined = self.refinement(q, target)
+        error = np.abs(self.task(refined)[0] - target)
+        if np.all(error <= SQP_POSE_TOLERANCE):
+            return refined
+        return self.statics.project(q, target, self.lower, self.upper)
+
+    @cached_property
+    def refinement(self) -> HsaSqpRefinement:
+        return HsaSqpRefinement(self.statics, self.lower, self.upper)
 
     def metadata(self) -> dict:
         p = self.params

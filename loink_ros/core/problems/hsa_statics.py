@@ -67,6 +67,7 @@ class HsaStatics:
             [residual, ca.jacobian(residual, self._xi), ca.jacobian(residual, self._phi)])
         self.pose = ca.Function('hsa_pose', [self._xi], [pose, ca.jacobian(pose, self._xi)])
         self.frames = ca.Function('hsa_frames', [self._xi], [frames])
+        self._maps: dict[int, ca.Function] = {}
 
     # ---------------------------------------------------------------- the model
     def _energy_and_pose(self, xi):
@@ -163,31 +164,42 @@ class HsaStatics:
 
     def steady_state(self, phi: np.ndarray, xi0: np.ndarray | None = None) -> np.ndarray:
         """Strains xi (B, 3 segments) at rest for twists phi (B, inputs), by Newton's method
-        from xi0 (default: the rest strains) with a backtracking line search."""
+        from xi0 (default: the rest strains) with a backtracking line search; each trial point
+        is evaluated with its Jacobian, which the next step reuses when it is accepted."""
         phi = np.atleast_2d(np.asarray(phi, float))
         count = len(phi)
         xi = np.tile(self.rest_strains, (count, 1)) if xi0 is None else np.array(xi0, float, ndmin=2)
-        batch = self.residual_jacobians.map(count)
-        value = self.residual.map(count)
+        batch = self._batched_jacobians(count)
+        r, jac = self._evaluate(batch, xi, phi)
+        norm = np.linalg.norm(r, axis=1)
         for _ in range(NEWTON_STEPS):
-            r, jac, _ = (np.asarray(a) for a in batch(xi.T, phi.T))
-            r = r.T
-            norm = np.linalg.norm(r, axis=1)
-            if norm.max() <= NEWTON_TOLERANCE:
+            active = norm > NEWTON_TOLERANCE
+            if not active.any():
                 break
-            n = xi.shape[1]
-            jac = jac.T.reshape(count, n, n).transpose(0, 2, 1)
             step = np.linalg.solve(jac, -r[..., None])[..., 0]
-            scale = np.ones(count)
+            scale = np.where(active, 1.0, 0.0)
             for _ in range(20):
-                trial = xi + scale[:, None] * step
-                worse = np.linalg.norm(np.asarray(value(trial.T, phi.T)).T, axis=1) > (1 - 1e-4 * scale) * norm
-                worse &= norm > NEWTON_TOLERANCE
+                r_t, jac_t = self._evaluate(batch, xi + scale[:, None] * step, phi)
+                norm_t = np.linalg.norm(r_t, axis=1)
+                worse = active & (norm_t > (1 - 1e-4 * scale) * norm)
                 if not worse.any():
                     break
                 scale = np.where(worse, scale / 2, scale)
-            xi = xi + scale[:, None] * step
+            xi, r, jac, norm = xi + scale[:, None] * step, r_t, jac_t, norm_t
         return xi
+
+    def _batched_jacobians(self, count: int) -> ca.Function:
+        if count not in self._maps:
+            self._maps[count] = self.residual_jacobians.map(count)
+        return self._maps[count]
+
+    @staticmethod
+    def _evaluate(batch: ca.Function, xi: np.ndarray, phi: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """The residuals (B, n) and their Jacobians in xi (B, n, n)."""
+        r, jac, _ = batch(xi.T, phi.T)
+        n = xi.shape[1]
+        return np.asarray(r).T, np.asarray(jac).T.reshape(len(xi), n, n).transpose(0, 2, 1)
 
     def end_effector(self, phi: np.ndarray) -> np.ndarray:
         """End-effector pose [p_x, p_y, theta] (B, 3) for twists phi (B, inputs)."""

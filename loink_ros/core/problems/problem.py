@@ -21,6 +21,10 @@ class Problem(ABC):
     upper: np.ndarray
     task_names: list[str]
     cost_name: str
+    # True where the cost's optima often lie on the joint limits: the runtime then answers
+    # the optimum with the least-norm latent inside them (runtime/bounded_latent.py)
+    # instead of clipping z = 0's answer.
+    optimum_on_bounds: bool = False
 
     @property
     def dim(self) -> int:

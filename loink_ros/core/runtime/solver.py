@@ -6,6 +6,7 @@ import numpy as np
 
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime import requests
+from loink_ros.core.runtime.bounded_latent import least_latent_inside
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.network_inverse import INVERSE_DEFAULTS, InverseState
@@ -123,6 +124,8 @@ class LOInKSolver:
         G is invertible, so it saves iterations and never changes the answer."""
         y = self.check_task(task)
         z = requests.latent_vector(latent, self.model.latent_dim)
+        if latent is None and self.problem.optimum_on_bounds:
+            return self.solve_optimum_inside(y[None], refine_answer, self.seed_state(seed))[0]
         solutions, _ = self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))
         return solutions[0]
 
@@ -132,7 +135,29 @@ class LOInKSolver:
         if tasks.shape[0] == 0:
             raise SolverError(ErrorCode.EMPTY_REQUEST, 'no tasks given')
         y = np.stack([self.check_task(t) for t in tasks])
+        if self.problem.optimum_on_bounds:
+            return self.solve_optimum_inside(y, refine_answer)
         return self.solve_rows(y, np.zeros((len(y), self.model.latent_dim)), refine_answer)[0]
+
+    def solve_optimum_inside(self, y: np.ndarray, refine_answer: bool,
+                             warm_start: InverseState | None = None) -> list[Solution]:
+        """The learned optimum inside the joint limits for checked tasks (B, p): z = 0's
+        answer where it is inside, else the least-norm latent whose answer is
+        (bounded_latent.py). The numpy path; Problem.optimum_on_bounds selects it."""
+        y_n = self.norm.y_to_net(y)
+        lower, upper = self.norm.x_to_net(self.problem.lower[None])[0], \
+            self.norm.x_to_net(self.problem.upper[None])[0]
+        inverse = self.model.inverse
+        solutions = []
+        for i, row in enumerate(y_n):
+            start = inverse(np.concatenate([row, np.zeros(self.model.latent_dim)])[None],
+                            self.method, self._tol, self._max_iter, warm_start)
+            x_n, z, converged = least_latent_inside(inverse, row, lower, upper, start,
+                                                    self.method, self._tol, self._max_iter)
+            q = self.norm.x_from_net(x_n[None])[0]
+            predicted = self.norm.cost_from_net(self.model.cost_head.cost(z[None], row[None]))[0]
+            solutions.append(self._finish(q, y[i], z, predicted, refine_answer, converged))
+        return solutions
 
     def sample(self, task, count: int, spread: float, refine_answer: bool = False,
                random_seed: int | None = None,
