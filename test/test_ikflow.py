@@ -73,6 +73,8 @@ def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
     spread = report['spread']
     assert spread['c'][0] == 0.0 and len(spread['loink_cost']) == len(spread['c'])
     assert all(np.isfinite(spread['ikflow_cost'])) and report['batched_per_target_ms']['loink'] > 0
+    table = report['table_markdown'].splitlines()
+    assert len(table) == 8 and table[2].startswith('| LOInK') and 'IPOPT reference' in table[-1]
     (tmp_path / 'bench.json').write_text(json.dumps(report))
     main(['plot', 'hsa', str(tmp_path / 'bench.json'), '--out', str(tmp_path / 'figures')])
     for name in ('hsa_fig8_ee_error', 'hsa_fig9_effort_ratio', 'hsa_fig10_spread'):

@@ -78,7 +78,7 @@ class MoveItIK:
         self.robot, self.stats = robot, stats
         problem = solver.problem
         if not isinstance(problem, KinematicProblem):
-            raise ValueError(f'problem {problem.name} has no tip frame')
+            raise ValueError(f'problem {problem.name} has no URDF chain to a tip frame')
         self.joint_names = list(problem.joint_names)
         self.base, self.links = problem.base_frame, PoseLinks(problem)
         self.axes = position_axes(problem.task_names, problem.tip_frame)

@@ -90,6 +90,7 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
     answers = {name: [] for name in methods}
     ms = {name: [] for name in methods}
     reference_cost, reference_ms, reference_valid, on_bound, ambiguous = [], [], [], [], []
+    reference_error = []
     clipped = []
     with threadpool_limits(1):
         for y in tqdm(targets, desc='bench hsa', unit='target'):
@@ -102,6 +103,7 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
             reference_cost.append(found.cost)
             reference_ms.append(found.time_ms)
             reference_valid.append(found.valid)
+            reference_error.append((1e3 * found.position_error, np.degrees(found.angle_error)))
             on_bound.append(bool(np.any((found.phi <= problem.lower + BOUND_TOL)
                                         | (found.phi >= problem.upper - BOUND_TOL))))
             ambiguous.append(_ambiguous(found, problem))
@@ -111,6 +113,8 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
               'load_average_after': load_average(),
               'reference': {'success': float(np.mean(reference_valid)),
                             'time_ms': _summary(np.array(reference_ms)),
+                            'ee_error_mm': _summary(np.array(reference_error)[:, 0]),
+                            'theta_error_deg': _summary(np.array(reference_error)[:, 1]),
                             'cost': _summary(reference_cost), 'starts': reference.starts,
                             'optimum_on_a_bound': float(np.mean(on_bound)),
                             'ambiguous': float(np.mean(ambiguous))},
@@ -130,10 +134,36 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
             'cost_ratio_to_reference': _summary(cost / reference_cost),
             'inside_range': bool(np.all((q >= problem.lower) & (q <= problem.upper)))}
     report['ikflow_z0_over_loink_raw_time'] = speedups(ms['ikflow_z0'], ms['loink_raw'])
+    report['table_markdown'] = _table(report)
     with threadpool_limits(1):
         report['batched_per_target_ms'] = _batched(solver, flow, problem, targets)
         report['spread'] = _spread(solver, flow, problem, targets[:SPREAD_TARGETS])
     return report
+
+
+ROWS = {'loink_raw': 'LOInK (network, learned optimum inside the range)',
+        'loink_refined': 'LOInK refined (SQP on the simulator)',
+        'loink_z0_clipped': 'LOInK z = 0, clipped',
+        'ikflow_z0': 'IKFlow (z = 0)',
+        'ikflow_best_of_k': f'IKFlow best of {BEST_OF} by true cost'}
+
+
+def _table(report: dict) -> str:
+    """Table II's format: mean (min-max) per column."""
+    def cell(figures: dict, digits: str) -> str:
+        return f"{figures['mean']:{digits}} ({figures['min']:{digits}}-{figures['max']:{digits}})"
+    lines = ['| Method | Solve time (ms) | EE error (mm) | theta error (deg) | Cost | Cost / reference |',
+             '|---|---|---|---|---|---|']
+    for name, label in ROWS.items():
+        r = report[name]
+        lines.append(f"| {label} | {cell(r['time_ms'], '.2f')} | {cell(r['ee_error_mm'], '.3g')} | "
+                     f"{cell(r['theta_error_deg'], '.3g')} | {cell(r['cost'], '.3f')} | "
+                     f"{cell(r['cost_ratio_to_reference'], '.3f')} |")
+    ref = report['reference']
+    lines.append(f"| IPOPT reference, {ref['starts']} starts ({100 * ref['success']:.1f} % valid) | "
+                 f"{cell(ref['time_ms'], '.2f')} | {cell(ref['ee_error_mm'], '.3g')} | "
+                 f"{cell(ref['theta_error_deg'], '.3g')} | {cell(ref['cost'], '.3f')} | 1 |")
+    return '\n'.join(lines)
 
 
 def _batched(solver: LOInKSolver, flow: IkflowSolver, problem, targets: np.ndarray) -> dict:

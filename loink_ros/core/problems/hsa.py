@@ -4,8 +4,6 @@ cost. The task map is jsrm's steady-state model (hsa_statics.py): no URDF."""
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 
 from loink_ros.core.problems.hsa_least_effort import HsaSqpRefinement
@@ -37,6 +35,8 @@ class HsaProblem(Problem):
         self.upper = np.full(self.params.inputs, self.params.phi_max)
         self.task_names = ['ee_x', 'ee_y', 'ee_theta']
         self.cost_name = 'actuation_effort'
+        # Built with the problem, so that a node's first refined request does not wait for it.
+        self.refinement = HsaSqpRefinement(self.statics, self.lower, self.upper)
 
     def task(self, q: np.ndarray) -> np.ndarray:
         return self.statics.end_effector(np.atleast_2d(q))
@@ -61,10 +61,6 @@ class HsaProblem(Problem):
         if np.all(error <= SQP_POSE_TOLERANCE):
             return refined
         return self.statics.project(q, target, self.lower, self.upper)
-
-    @cached_property
-    def refinement(self) -> HsaSqpRefinement:
-        return HsaSqpRefinement(self.statics, self.lower, self.upper)
 
     def metadata(self) -> dict:
         p = self.params
