@@ -59,7 +59,8 @@ def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
     config = IkflowConfig(blocks=2, width=16, layers=1, epochs=1, batch_size=256)
     flow, norm, log = train_ikflow(data, config, progress=False)
     export_ikflow(flow, norm, config, log, 'hsa', tmp_path / 'ikflow')
-    report = bench_hsa.run(str(tmp_path / 'hsa_model.json'), tmp_path / 'ikflow', count=4)
+    report = bench_hsa.run(str(tmp_path / 'hsa_model.json'), tmp_path / 'ikflow', count=4,
+                           size_samples=256)
     assert report['targets'] == 4 and report['reference']['success'] == 1.0
     for name in ('loink_raw', 'loink_z0_clipped', 'loink_refined', 'ikflow_z0',
                  'ikflow_best_of_k'):
@@ -73,6 +74,10 @@ def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
     spread = report['spread']
     assert spread['c'][0] == 0.0 and len(spread['loink_cost']) == len(spread['c'])
     assert all(np.isfinite(spread['ikflow_cost'])) and report['batched_per_target_ms']['loink'] > 0
+    size = report['ikflow_published_size']
+    assert size['config'] == {'blocks': 12, 'width': 1024, 'layers': 3}
+    assert size['published_onnx_z0_ms'] > size['benched_onnx_z0_ms'] > 0
+    assert size['published_train_seconds_per_2e6_epoch'] > 0
     table = report['table_markdown'].splitlines()
     assert len(table) == 8 and table[2].startswith('| LOInK') and 'IPOPT reference' in table[-1]
     (tmp_path / 'bench.json').write_text(json.dumps(report))

@@ -43,6 +43,7 @@ BOUND_TOL = 1e-6          # rad: a reference twist this close to a bound is on i
 SPREADS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0)
 SPREAD_TARGETS = 100
 SPREAD_SAMPLES = 32
+SIZE_SAMPLES = 4000       # samples of the published-size IKFlow's timed epoch
 
 
 def _ikflow_mode(flow: IkflowSolver, problem, y: np.ndarray) -> np.ndarray:
@@ -73,7 +74,8 @@ def _summary(values: np.ndarray) -> dict:
             'min': float(np.min(values)), 'max': float(np.max(values))}
 
 
-def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED) -> dict:
+def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED,
+        size_samples: int = SIZE_SAMPLES) -> dict:
     problem = make_problem('hsa')
     solver = LOInKSolver(load_model(model), problem)
     flow = IkflowSolver(ikflow)
@@ -138,6 +140,7 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
     with threadpool_limits(1):
         report['batched_per_target_ms'] = _batched(solver, flow, problem, targets)
         report['spread'] = _spread(solver, flow, problem, targets[:SPREAD_TARGETS])
+        report['ikflow_published_size'] = _published_size(flow, targets, size_samples)
     return report
 
 
@@ -175,6 +178,46 @@ def _batched(solver: LOInKSolver, flow: IkflowSolver, problem, targets: np.ndarr
     problem.task(np.clip(flow.solve(targets), problem.lower, problem.upper))
     ikflow = time.perf_counter() - began
     return {'loink': 1e3 * loink / len(targets), 'ikflow_z0': 1e3 * ikflow / len(targets)}
+
+
+def _published_size(flow: IkflowSolver, targets: np.ndarray, samples: int) -> dict:
+    """What IKFlow's published size (IkflowConfig's defaults, 12 blocks of 1024-wide 3-layer
+    subnets) would cost here, against the benched flow's: the ONNX z = 0 pass (median of
+    best-of-3 over 50 targets, untrained weights: the cost does not depend on them) and one
+    training epoch on 2e6 samples, extrapolated from one epoch on `samples`."""
+    import tempfile
+
+    import torch
+
+    from loink_ros.baselines.ikflow import build_flow, export_ikflow, train_ikflow
+    from loink_ros.baselines.ikflow_config import IkflowConfig
+    from loink_ros.core.dataset import Dataset
+
+    torch.set_num_threads(1)
+    published = IkflowConfig()
+    out = {'config': {'blocks': published.blocks, 'width': published.width,
+                      'layers': published.layers}}
+    with tempfile.TemporaryDirectory() as folder:
+        stem = Path(folder) / 'published'
+        dim, task_dim = flow.dim, targets.shape[1]
+        export_ikflow(build_flow(dim, task_dim, published), _unit_normaliser(dim, task_dim),
+                      published, [], 'hsa', stem)
+        big = IkflowSolver(stem)
+        for name, solver in (('published', big), ('benched', flow)):
+            out[f'{name}_onnx_z0_ms'] = float(np.median(
+                [best_of(lambda: solver.solve(y[None]))[0] for y in targets[:50]]))
+    rng = np.random.default_rng(0)
+    data = Dataset(rng.normal(size=(samples, flow.dim)), targets[rng.integers(0, len(targets), samples)],
+                   np.zeros(samples), 'hsa')
+    began = time.perf_counter()
+    train_ikflow(data, IkflowConfig(epochs=1, val_fraction=0.05), progress=False)
+    out['published_train_seconds_per_2e6_epoch'] = (time.perf_counter() - began) * 2e6 / samples
+    return out
+
+
+def _unit_normaliser(dim: int, task_dim: int):
+    from loink_ros.baselines.ikflow import Normaliser
+    return Normaliser(np.zeros(dim), np.ones(dim), np.zeros(task_dim), np.ones(task_dim))
 
 
 def _spread(solver: LOInKSolver, flow: IkflowSolver, problem, targets: np.ndarray) -> dict:
