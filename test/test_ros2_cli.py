@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from background import REPO, Background
 
-MODELS = ['planar3', 'panda', 'panda_full', 'xarm7_full', 'magneto']
+MODELS = ['planar3', 'panda', 'panda_full', 'xarm7_full', 'magneto', 'hsa']
 START = ('ros2 launch ', 'ros2 run ')
 PLACEHOLDER = re.compile(r'<[\w .-]+>')
 # Lines that need no running node.

@@ -50,13 +50,15 @@ def _ee_error(report: dict, path: Path) -> None:
 def _effort_ratio(report: dict, path: Path) -> None:
     per = report['per_target']
     reference = np.asarray(per['reference_cost'])
+    ratios = {name: np.asarray(per[name]['cost']) / reference for name in METHODS}
+    every = np.concatenate(list(ratios.values()))
+    bins = np.linspace(every.min(), every.max(), 80)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), constrained_layout=True)
-    for name in METHODS:
-        ratio = np.asarray(per[name]['cost']) / reference
-        ax.hist(ratio, bins=np.linspace(0.0, 4.0, 81), histtype='step', linewidth=1.6,
+    for name, ratio in ratios.items():
+        ax.hist(ratio, bins=bins, histtype='step', linewidth=1.6,
                 label=f'{METHODS[name]}: mean {ratio.mean():.3f}')
     ax.axvline(1.0, color='k', linewidth=0.8)
-    ax.set(xlabel='actuation effort / optimisation reference', ylabel='targets',
+    ax.set(yscale='log', xlabel='actuation effort / optimisation reference', ylabel='targets',
            title='Fig. 9: effort ratio to the reference (IPOPT, multi-start)')
     ax.legend()
     fig.savefig(path, dpi=120)
@@ -68,7 +70,9 @@ def _spread(report: dict, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4.2), constrained_layout=True)
     ax.plot(spread['c'], spread['loink_cost'], 'o-', label='LOInK')
     ax.plot(spread['c'], spread['ikflow_cost'], 's--', label='IKFlow')
-    ax.set(xscale='symlog', xlabel='latent variance c  (z ~ N(0, c I))',
+    ax.set_xscale('symlog', linthresh=min(c for c in spread['c'] if c > 0))
+    ax.set_xticks(spread['c'], [f'{c:g}' for c in spread['c']])
+    ax.set(xlabel='latent variance c  (z ~ N(0, c I))',
            ylabel='mean actuation effort of samples',
            title=f'Fig. 10: {spread["samples"]} samples on each of {spread["targets"]} targets')
     ax.legend()
