@@ -1,4 +1,5 @@
 #include "loink_kinematics/loink_kinematics_plugin.hpp"
+#include "loink_kinematics/pose_conversion.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -79,16 +80,6 @@ std::string clientNodeName(const std::string& node, const std::string& group)
 double seconds(Clock::duration d)
 {
   return std::chrono::duration<double>(d).count();
-}
-
-Eigen::Isometry3d toEigen(const geometry_msgs::msg::Pose& pose)
-{
-  Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
-  t.translation() = Eigen::Vector3d(pose.position.x, pose.position.y, pose.position.z);
-  t.linear() = Eigen::Quaterniond(pose.orientation.w, pose.orientation.x, pose.orientation.y, pose.orientation.z)
-                   .normalized()
-                   .toRotationMatrix();
-  return t;
 }
 
 // MoveIt's code for a loink_msgs/ErrorCode of a failed SolvePose.

@@ -24,6 +24,7 @@
 
 #include <loink_msgs/srv/solve_pose.hpp>
 
+#include "loink_kinematics/pose_conversion.hpp"
 #include "robot_model_files.hpp"
 
 namespace
@@ -31,6 +32,7 @@ namespace
 using moveit_msgs::msg::MoveItErrorCodes;
 using Clock = std::chrono::steady_clock;
 using Pose = geometry_msgs::msg::Pose;
+using loink_kinematics::toEigen;
 const char* const PLUGIN = "loink_kinematics/LOInKKinematicsPlugin";
 const char* const TIP = "panda_link8";
 constexpr double POSITION_TOLERANCE = 1e-5, ROTATION_TOLERANCE = 1e-4;
@@ -176,16 +178,6 @@ public:
     delete world;
   }
 };
-
-Eigen::Isometry3d toEigen(const Pose& p)
-{
-  Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
-  t.translation() = Eigen::Vector3d(p.position.x, p.position.y, p.position.z);
-  t.linear() = Eigen::Quaterniond(p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z)
-                   .normalized()
-                   .toRotationMatrix();
-  return t;
-}
 
 // Position (m) and rotation (rad) between two poses.
 std::pair<double, double> poseError(const Pose& a, const Pose& b)
