@@ -58,7 +58,7 @@ def test_floor_server_stops_cleanly():
     try:
         client = calls.node.create_client(Solve, f'{server.prefix}/solve')
         assert client.wait_for_service(timeout_sec=30.0)
-        assert calls.call(client, Solve.Request(task=[0.1, 0.2]), 5.0) is not None
+        assert calls.first_call(client, Solve.Request(task=[0.1, 0.2]), 10.0) is not None
     finally:
         calls.close()
         code, output = server.stop()

@@ -1,6 +1,7 @@
 """A private rclpy context with a spinning executor, for calling services from threads."""
 
 import threading
+import time
 from concurrent.futures import Future as ThreadFuture
 
 import rclpy
@@ -48,6 +49,18 @@ class RosCalls:
         except TimeoutError:
             client.remove_pending_request(future)
             raise
+
+    def first_call(self, client, request, timeout: float = 10.0, resend: float = 0.5):
+        """The first response from a just-discovered service: the request is resent every
+        `resend` s, since DDS can match the request path before the reply path, and a reply
+        sent in between is lost. TimeoutError when none comes within `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.call(client, request, min(resend, max(deadline - time.monotonic(), 0.0)))
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
 
     def set_parameters(self, node: str, timeout: float = 10.0,
                        **values) -> list[SetParametersResult]:
