@@ -138,13 +138,17 @@ def test_the_cost_is_the_mean_squared_normalised_twist():
     assert problem.cost(half[None])[0] == pytest.approx(0.25)
 
 
-def test_the_reference_finds_one_cheapest_answer_per_target():
+@pytest.fixture(scope='module')
+def reference():
+    """IPOPT from 4 starts on the three-segment robot (reference.problem)."""
+    from loink_ros.baselines.hsa_reference import HsaReference
+    return HsaReference(HsaProblem(), starts=4)
+
+
+def test_the_reference_finds_one_cheapest_answer_per_target(reference):
     """IPOPT on the statics from several starts: valid answers no costlier than the sampled
     twists that reached the target, and every start ends at the same optimum."""
-    from loink_ros.baselines.hsa_reference import HsaReference
-
-    problem = HsaProblem()
-    reference = HsaReference(problem, starts=4)
+    problem = reference.problem
     rng = np.random.default_rng(21)
     sampled = rng.uniform(problem.lower, problem.upper, (3, problem.dim))
     for q, target in zip(sampled, problem.task(sampled)):
@@ -177,13 +181,10 @@ def test_the_projection_reaches_the_target_inside_the_range():
     assert np.linalg.norm(problem.task(edge[None])[0] - target) <= 1e-9
 
 
-def test_the_refinement_reaches_the_references_least_effort_on_the_target():
+def test_the_refinement_reaches_the_references_least_effort_on_the_target(reference):
     """The SQP from a start 0.3 rad away (or beyond the range) lands on the reference's
     optimum: on the target to 1e-9, inside the range, no costlier than IPOPT's best."""
-    from loink_ros.baselines.hsa_reference import HsaReference
-
-    problem = HsaProblem()
-    reference = HsaReference(problem, starts=4)
+    problem = reference.problem
     rng = np.random.default_rng(31)
     sampled = rng.uniform(problem.lower, problem.upper, (4, problem.dim))
     for q, target in zip(sampled, problem.task(sampled)):

@@ -33,7 +33,7 @@ from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
-from loink_ros.tools.timing import TIMING, best_of, load_average, speedups
+from loink_ros.tools.timing import TIMING, best_of, describe, load_average, speedups
 
 SEED = 20261203
 DEFAULT_TARGETS = 2000
@@ -69,11 +69,6 @@ def _ambiguous(found, problem) -> bool:
     return bool(len(near) and np.abs(near - found.phi).max() > AMBIGUOUS_SPAN)
 
 
-def _summary(values: np.ndarray) -> dict:
-    return {'mean': float(np.mean(values)), 'median': float(np.median(values)),
-            'min': float(np.min(values)), 'max': float(np.max(values))}
-
-
 def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED,
         size_samples: int = SIZE_SAMPLES) -> dict:
     problem = make_problem('hsa')
@@ -84,23 +79,22 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
     targets = problem.task(rng.uniform(problem.lower, problem.upper, (count, problem.dim)))
     before = load_average()
     z0 = np.zeros((1, solver.model.latent_dim))
-    methods = {'loink_raw': lambda y: solver.solve(y).q,
-               'loink_z0_clipped': lambda y: solver.solve_rows(y[None], z0, False)[0][0].q,
-               'loink_refined': lambda y: solver.solve(y, refine_answer=True).q,
+    # LOInK's calls return their Solution (q and the clipped flag), IKFlow's a configuration.
+    methods = {'loink_raw': lambda y: solver.solve(y),
+               'loink_z0_clipped': lambda y: solver.solve_rows(y[None], z0, False)[0][0],
+               'loink_refined': lambda y: solver.solve(y, refine_answer=True),
                'ikflow_z0': lambda y: _ikflow_mode(flow, problem, y),
                'ikflow_best_of_k': lambda y: _ikflow_best(flow, problem, y, rng)}
     answers = {name: [] for name in methods}
     ms = {name: [] for name in methods}
     reference_cost, reference_ms, reference_valid, on_bound, ambiguous = [], [], [], [], []
     reference_error = []
-    clipped = []
     with threadpool_limits(1):
         for y in tqdm(targets, desc='bench hsa', unit='target'):
             for name, call in methods.items():
                 t, q = best_of(lambda: call(y))
                 ms[name].append(t)
                 answers[name].append(q)
-            clipped.append(bool(solver.solve_rows(y[None], z0, False)[0][0].clipped))
             found = reference.solve(y, rng)
             reference_cost.append(found.cost)
             reference_ms.append(found.time_ms)
@@ -114,26 +108,26 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
               'ikflow_latent_std': IKFLOW_LATENT_STD, 'load_average_before': before,
               'load_average_after': load_average(),
               'reference': {'success': float(np.mean(reference_valid)),
-                            'time_ms': _summary(np.array(reference_ms)),
-                            'ee_error_mm': _summary(np.array(reference_error)[:, 0]),
-                            'theta_error_deg': _summary(np.array(reference_error)[:, 1]),
-                            'cost': _summary(reference_cost), 'starts': reference.starts,
+                            'time_ms': describe(np.array(reference_ms)),
+                            'ee_error_mm': describe(np.array(reference_error)[:, 0]),
+                            'theta_error_deg': describe(np.array(reference_error)[:, 1]),
+                            'cost': describe(reference_cost), 'starts': reference.starts,
                             'optimum_on_a_bound': float(np.mean(on_bound)),
                             'ambiguous': float(np.mean(ambiguous))},
-              'loink_z0_outside_range': float(np.mean(clipped))}
+              'loink_z0_outside_range': float(np.mean([s.clipped for s in answers['loink_z0_clipped']]))}
     report['per_target'] = {'reference_cost': reference_cost.tolist()}
     for name in methods:
-        q = np.array(answers[name])
+        q = np.array([getattr(answer, 'q', answer) for answer in answers[name]])
         error = problem.task(q) - targets
         cost = problem.cost(q)
         report['per_target'][name] = {'ee_error_mm': (1e3 * np.linalg.norm(error[:, :2], axis=1)).tolist(),
                                       'cost': cost.tolist()}
         report[name] = {
-            'time_ms': _summary(np.array(ms[name])),
-            'ee_error_mm': _summary(1e3 * np.linalg.norm(error[:, :2], axis=1)),
-            'theta_error_deg': _summary(np.degrees(np.abs(error[:, 2]))),
-            'cost': _summary(cost),
-            'cost_ratio_to_reference': _summary(cost / reference_cost),
+            'time_ms': describe(np.array(ms[name])),
+            'ee_error_mm': describe(1e3 * np.linalg.norm(error[:, :2], axis=1)),
+            'theta_error_deg': describe(np.degrees(np.abs(error[:, 2]))),
+            'cost': describe(cost),
+            'cost_ratio_to_reference': describe(cost / reference_cost),
             'inside_range': bool(np.all((q >= problem.lower) & (q <= problem.upper)))}
     report['ikflow_z0_over_loink_raw_time'] = speedups(ms['ikflow_z0'], ms['loink_raw'])
     report['table_markdown'] = _table(report)

@@ -37,7 +37,7 @@ from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import NEAR_OPTIMAL
-from loink_ros.tools.timing import TIMING, best_of, load_average, speedups
+from loink_ros.tools.timing import TIMING, best_of, describe, load_average, speedups
 from loink_ros.tools.verify_magneto import AGREE, DISTINCT, feasible_stances
 
 AMBIGUITY_TARGETS = 50     # targets that also get a multi-start IPOPT run
@@ -92,12 +92,6 @@ def evaluate(problem: MagnetoProblem, q: np.ndarray, task: np.ndarray) -> dict:
             'in_bounds': bool(feas['bounds'][0]), 'in_urdf_limits': urdf,
             'gimbals_ok': bool(feas['gimbals'][0]), 'clearance_ok': bool(feas['clearance'][0]),
             'feasible': bool(feas['all'][0])}
-
-
-def _stats(values) -> dict:
-    v = np.asarray(values, float)
-    return {'mean': float(v.mean()), 'median': float(np.median(v)), 'min': float(v.min()),
-            'max': float(v.max())}
 
 
 def _ratios(values: np.ndarray) -> dict:
@@ -211,7 +205,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     summary = {}
     for m in methods:
         values = lambda k: [r[m][k] for r in rows]
-        summary[m] = {k: _stats(values(k)) for k in ('time_ms', 'foot_error_mm', 'height_error_mm', 'J', 'J_f')}
+        summary[m] = {k: describe(values(k)) for k in ('time_ms', 'foot_error_mm', 'height_error_mm', 'J', 'J_f')}
         for k in ('in_bounds', 'in_urdf_limits', 'gimbals_ok', 'clearance_ok', 'feasible'):
             summary[m][f'{k}_fraction'] = float(np.mean(values(k)))
     col = lambda m, k: np.array([r[m][k] for r in rows])
@@ -250,7 +244,7 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
         'runtime_infeasible_count': int((~col('loink_runtime', 'feasible')).sum()),
         'runtime_with_violations_count': int((col('loink_runtime', 'violations') > 0).sum()),
         'baseline_success_count': int(ok.sum()),
-        'baseline_iterations': _stats(col(baseline, 'iterations')),
+        'baseline_iterations': describe(col(baseline, 'iterations')),
         'ipopt_worse_than_loink_count': int(worse.sum()),
         'loink_clipped_fraction': float(np.mean([r['clipped'] for r in rows])),
         'ipopt_variants': variants,

@@ -24,12 +24,17 @@ def best_of(func: Callable[[], object], repeats: int = REPEATS) -> tuple[float, 
     return 1e3 * best, out
 
 
+def describe(values) -> dict:
+    """Mean, median, min and max of per-target figures."""
+    v = np.asarray(values, float)
+    return {'mean': float(v.mean()), 'median': float(np.median(v)), 'min': float(v.min()),
+            'max': float(v.max())}
+
+
 def speedups(slow_ms: np.ndarray, fast_ms: np.ndarray) -> dict:
     """Per-target time ratios slow / fast (mean, median, min, max) and the ratio of the means."""
     ratio = np.asarray(slow_ms, float) / np.asarray(fast_ms, float)
-    return {'mean': float(ratio.mean()), 'median': float(np.median(ratio)),
-            'min': float(ratio.min()), 'max': float(ratio.max()),
-            'of_means': float(np.mean(slow_ms) / np.mean(fast_ms))}
+    return {**describe(ratio), 'of_means': float(np.mean(slow_ms) / np.mean(fast_ms))}
 
 
 def load_average() -> list[float]:
