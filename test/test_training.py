@@ -2,6 +2,7 @@
 import csv
 import shutil
 
+import numpy as np
 import pytest
 import torch
 
@@ -131,3 +132,20 @@ def test_load_trained_gives_a_float64_cpu_network(tiny):
     assert result.problem == 'planar3'
     assert (result.task_lower < result.task_upper).all()
     assert result.config == tiny.config
+
+
+def test_a_diverging_run_stops_with_where_and_keeps_no_nan_model(tiny, tmp_path, make_config):
+    config = make_config(lr=1e6, lr_final=1e6, epochs=2)
+    with pytest.raises(training.TrainingDiverged) as err:
+        train(tiny.dataset, tiny.problem, config, tmp_path, resume=False, progress=False)
+    message = str(err.value)
+    assert 'training diverged at epoch 1, batch' in message and 'normalised batch: x in' in message
+    assert 'learning rate 1e+06' in message and 'no checkpoint was written' in message
+    assert not (tmp_path / CHECKPOINT).exists()
+
+
+def test_non_finite_samples_are_refused_before_training(tiny, tmp_path):
+    data = tiny.dataset.subset(np.arange(len(tiny.dataset)))
+    data.cost[[3, 7]] = np.inf
+    with pytest.raises(training.TrainingDiverged, match=r'2 of \d+ samples are not finite \(rows \[3, 7\]'):
+        train(data, tiny.problem, tiny.config, tmp_path, resume=False, progress=False)

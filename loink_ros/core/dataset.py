@@ -1,16 +1,14 @@
 """Training data: sampled configurations with their task and cost, stored as .npz."""
 
 import json
-import multiprocessing
 import os
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 from tqdm import tqdm
 
+from loink_ros.core.forked_pool import forked_map, shared
 from loink_ros.core.problems.problem import Problem
 
 
@@ -37,12 +35,9 @@ class Dataset:
         return Dataset(self.x[index], self.y[index], self.cost[index], self.problem)
 
 
-# The problem the worker processes label with (inherited through fork, never pickled).
-_WORKER_PROBLEM: Problem | None = None
-
-
 def _label(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _WORKER_PROBLEM.task(x), _WORKER_PROBLEM.cost(x)
+    problem = shared()
+    return problem.task(x), problem.cost(x)
 
 
 class _Parts:
@@ -83,32 +78,20 @@ def generate_dataset(problem: Problem, count: int, seed: int, chunk: int = 5000,
     depends on (problem, count, seed, chunk) alone: `workers` > 1 labels the chunks in that
     many processes, and `parts` (a folder) keeps each labelled chunk, so that the same call
     after an interruption labels only what is missing."""
-    global _WORKER_PROBLEM
     rng = np.random.default_rng(seed)
     xs = [problem.sample(min(chunk, count - start), rng) for start in range(0, count, chunk)]
     store = _Parts(parts, {'problem': problem.name, 'seed': seed, 'chunk': chunk})
     labels = [store.load(k, x) for k, x in enumerate(xs)]
     todo = [k for k, label in enumerate(labels) if label is None]
-    _WORKER_PROBLEM = problem
-    try:
-        with _pool(workers) as pool, tqdm(total=count, unit='sample', desc=f'dataset {problem.name}',
-                                          initial=count - sum(len(xs[k]) for k in todo),
-                                          disable=not progress) as bar:
-            for k, label in zip(todo, pool.imap(_label, [xs[k] for k in todo])):
-                labels[k] = label
-                store.save(k, xs[k], *label)
-                bar.update(len(xs[k]))
-    finally:
-        _WORKER_PROBLEM = None
+    with forked_map(workers, problem) as imap, tqdm(
+            total=count, unit='sample', desc=f'dataset {problem.name}',
+            initial=count - sum(len(xs[k]) for k in todo), disable=not progress) as bar:
+        for k, label in zip(todo, imap(_label, [xs[k] for k in todo])):
+            labels[k] = label
+            store.save(k, xs[k], *label)
+            bar.update(len(xs[k]))
     return Dataset(np.concatenate(xs), np.concatenate([y for y, _ in labels]),
                    np.concatenate([c for _, c in labels]), problem.name)
-
-
-def _pool(workers: int):
-    """Forked worker processes (they inherit the problem), or this process for 1."""
-    if workers <= 1:
-        return nullcontext(SimpleNamespace(imap=map))
-    return multiprocessing.get_context('fork').Pool(workers)
 
 
 def save_dataset(dataset: Dataset, path: Path) -> None:

@@ -20,6 +20,11 @@ LOG_FIELDS = ['epoch', 'train_loss', 'train_task', 'train_cost', 'val_loss', 'va
               'val_cost', 'val_task_rmse', 'lr', 'seconds']
 
 
+class TrainingDiverged(RuntimeError):
+    """Training stopped on a non-finite loss (or data): the message says where and what the
+    batch held; the last checkpoint, from the epoch before, is kept."""
+
+
 @dataclass
 class TrainConfig:
     """Training settings; `cost_weight` is the loss weight lambda."""
@@ -66,6 +71,30 @@ def _tensors(data: Dataset, norm: Normalization, device: torch.device) -> list[t
     return [torch.as_tensor(a, dtype=torch.float32, device=device) for a in arrays]
 
 
+def _check_data(dataset: Dataset) -> None:
+    """TrainingDiverged naming the first rows of the dataset that are not finite."""
+    bad = ~(np.isfinite(dataset.x).all(1) & np.isfinite(dataset.y).all(1)
+            & np.isfinite(dataset.cost))
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise TrainingDiverged(f'{bad.sum()} of {len(dataset)} samples are not finite (rows '
+                               f'{rows[:5].tolist()}, e.g. cost {dataset.cost[rows[0]]!r}); '
+                               'the cost must be finite wherever the problem samples')
+
+
+def _batch_report(epoch: int, index: int, steps: int, batch: list[torch.Tensor], lr: float,
+                  what: str) -> str:
+    """The NaN-loss stop's message: where it happened and what the batch held."""
+    stats = ', '.join(f'{name} in [{float(t.min()):.3g}, {float(t.max()):.3g}]'
+                      for name, t in zip(('x', 'y', 'cost'), batch))
+    kept = (f'the checkpoint of epoch {epoch - 1} is kept' if epoch > 1
+            else 'no checkpoint was written')
+    return (f'training diverged at epoch {epoch}, batch {index + 1} of {steps} ({what}; '
+            f'normalised batch: {stats}; learning rate {lr:.3g}); no model was written from '
+            f'it and {kept}. Rerun with a lower learning rate (lr), a smaller cost_weight, or '
+            'a cost without extreme values')
+
+
 def _evaluate(net: LOInKNet, tensors: list[torch.Tensor], weight: float) -> list[float]:
     with torch.no_grad():
         return [float(v) for v in net.loss(*tensors, weight)]
@@ -74,6 +103,7 @@ def _evaluate(net: LOInKNet, tensors: list[torch.Tensor], weight: float) -> list
 def train(dataset: Dataset, problem: Problem, config: TrainConfig, out_dir: Path,
           resume: bool = True, progress: bool = True) -> TrainResult:
     """Train on `dataset`; checkpoints and log.csv go to `out_dir` after every epoch."""
+    _check_data(dataset)
     out_dir.mkdir(parents=True, exist_ok=True)
     device = pick_device(config.device)
     torch.manual_seed(config.seed)
@@ -104,8 +134,17 @@ def train(dataset: Dataset, problem: Problem, config: TrainConfig, out_dir: Path
         order = torch.randperm(len(train_set), generator=generator).to(device)
         totals = np.zeros(3)
         net.train()
-        for batch in order.split(config.batch_size):
-            losses = net.loss(*(t[batch] for t in train_t), config.cost_weight)
+        for index, batch in enumerate(order.split(config.batch_size)):
+            tensors = [t[batch] for t in train_t]
+            where = (epoch + 1, index, steps_per_epoch, tensors, scheduler.get_last_lr()[0])
+            try:
+                losses = net.loss(*tensors, config.cost_weight)
+            except torch.linalg.LinAlgError as err:   # weights blown up: a singular Cayley map
+                raise TrainingDiverged(_batch_report(*where, 'a weight matrix became singular')) from err
+            if not torch.isfinite(losses[0]):
+                total, task, cost = (float(v.detach()) for v in losses)
+                raise TrainingDiverged(_batch_report(
+                    *where, f'loss {total}, task {task}, cost {cost}'))
             optimizer.zero_grad()
             losses[0].backward()
             optimizer.step()
@@ -113,6 +152,10 @@ def train(dataset: Dataset, problem: Problem, config: TrainConfig, out_dir: Path
             totals += [float(v.detach()) for v in losses]
         net.eval()
         val = _evaluate(net, val_t, config.cost_weight)
+        if not np.all(np.isfinite(val)):
+            raise TrainingDiverged(f'validation loss is {val[0]} after epoch {epoch + 1}; no '
+                                   'model was written from it; rerun with a lower learning '
+                                   'rate (lr)')
         values = [epoch + 1, *(totals / steps_per_epoch), *val,
                   np.sqrt(val[1] / problem.task_dim) * norm.y_std.mean(),
                   scheduler.get_last_lr()[0], time.perf_counter() - began]

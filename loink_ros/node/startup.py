@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.errors import ModelFileError
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
@@ -43,7 +43,7 @@ def build_solver(settings: Settings, description: str) -> LOInKSolver:
     elif urdf and not Path(urdf).is_file():
         raise StartupError(f'urdf {urdf} does not exist')
     try:
-        robot = make_problem(loaded.problem['name'], Path(urdf) if urdf else None)
+        robot = problem_for_model(loaded, Path(urdf) if urdf else None)
         return LOInKSolver(loaded, robot, 'newton', settings.inverse_tolerance,
                            settings.inverse_max_iterations, settings.bounds_margin,
                            runtime=settings.runtime)

@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 
@@ -23,7 +23,7 @@ SEED = 4242
 
 def run(model_name: str, count: int, seed: int = SEED) -> dict:
     model = load_model(model_name)
-    problem = make_problem(model.problem['name'])
+    problem = problem_for_model(model)
     solver = LOInKSolver(model, problem)
     x = problem.sample(count, np.random.default_rng(seed))
     y = problem.task(x)

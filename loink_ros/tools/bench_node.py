@@ -35,7 +35,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.errors import ModelFileError
 from loink_ros.core.runtime.model_file import load_model
@@ -193,7 +193,7 @@ def reachable_tasks(info: GetModelInfo.Response, count: int,
     lower, upper = np.asarray(info.task_lower), np.asarray(info.task_upper)
     rng = np.random.default_rng(seed)
     try:
-        robot = make_problem(load_model(info.model_name).problem['name'])
+        robot = problem_for_model(load_model(info.model_name))
     except (ModelFileError, KeyError):
         return rng.uniform(lower, upper, (count, len(lower))), None
     configurations = np.empty((0, len(info.joint_names)))

@@ -1,4 +1,4 @@
-"""`loink`: dataset, train, export, info, solve, sample, track, bench, design, plot, demo."""
+"""`loink`: dataset, train, export, info, solve, sample, track, bench, design, plot, robot, demo."""
 
 import argparse
 import json
@@ -47,14 +47,17 @@ def cmd_train(args) -> None:
     from loink_ros.core.export import export_model
     from loink_ros.core.network.loink_net import NetworkConfig
     from loink_ros.core.problems.registry import make_problem
-    from loink_ros.core.training import TrainConfig, train
+    from loink_ros.core.training import TrainConfig, TrainingDiverged, train
     data = load_dataset(args.data)
     problem = make_problem(data.problem)
     network = NetworkConfig(args.blocks, args.depth, args.mu, args.nu, args.learn_bounds,
                             args.cost_hidden)
     config = TrainConfig(network, args.cost_weight, args.epochs, args.batch_size, args.lr,
                          args.lr_final, args.val_fraction, args.seed, args.device)
-    result = train(data, problem, config, args.out, resume=not args.no_resume)
+    try:
+        result = train(data, problem, config, args.out, resume=not args.no_resume)
+    except TrainingDiverged as err:
+        raise SystemExit(f'loink train: {err}') from None
     print(f"trained {len(result.history)} epochs; validation task RMSE "
           f"{result.history[-1]['val_task_rmse']:.3g}; checkpoint and log.csv in {args.out}")
     if args.export:
@@ -86,11 +89,11 @@ def cmd_export(args) -> None:
 
 
 def _solver(args):
-    from loink_ros.core.problems.registry import make_problem
+    from loink_ros.core.problems.registry import problem_for_model
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.solver import LOInKSolver
     model = load_model(args.model)
-    return LOInKSolver(model, make_problem(model.problem['name']))
+    return LOInKSolver(model, problem_for_model(model))
 
 
 def _solution_dict(solver, solution) -> dict:
@@ -206,6 +209,35 @@ def cmd_plot(args) -> None:
     from loink_ros.tools import plots
     plots.PLOTS[args.kind](_solver(args), args.out)
     print(f'wrote {args.out}')
+
+
+def cmd_robot(args) -> None:
+    from loink_ros.core.problems.robot_spec import SpecError
+    from loink_ros.core.training import TrainingDiverged
+    from loink_ros.tools import robot_train
+    try:
+        if args.action == 'example':
+            from loink_ros.tools.robot_init import copy_example_urdf
+            print(f'wrote {copy_example_urdf(args.robot, args.out)}')
+        elif args.action == 'init':
+            from loink_ros.tools.robot_init import chain_summary, init_description
+            path = init_description(args.urdf, args.base, args.tip, args.out, args.force)
+            print(f'wrote {path}: {chain_summary(args.urdf, args.base, args.tip)}')
+            print(f'next: loink robot train {path}')
+        elif args.action == 'check':
+            problem = robot_train.described_problem(args.description)
+            figures, warning = robot_train.run_check(problem, accept=True)
+            print(warning or f"passed: {figures['ambiguous_fraction']:.0%} of "
+                  f"{figures['targets']} targets ambiguous "
+                  f"(allowed {figures['max_ambiguous']:.0%})")
+            print(f'figure: {problem.spec.output / "check.png"}')
+            if warning:
+                raise SystemExit(2)
+        else:
+            _emit(robot_train.train_robot(args.description, args.accept_ambiguity), args.json)
+    except (SpecError, robot_train.CheckFailed, TrainingDiverged) as err:
+        print(f'loink robot {args.action}: {err}', file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def cmd_demo(args) -> None:
@@ -348,6 +380,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--out', type=Path, required=True, help='PNG file; for hsa, a folder')
     p.set_defaults(func=cmd_plot)
 
+    p = sub.add_parser('robot', help='your own arm: describe it (init), check it, train it',
+                       description='Any serial arm in a URDF, from a YAML description '
+                       '(docs/ROBOT.md): init writes one, check tests that each target has one '
+                       'clear optimum, train runs check, dataset, training, export, bench, '
+                       'node parameters and report.')
+    actions = p.add_subparsers(dest='action', required=True)
+    a = actions.add_parser('example', help="copy a URDF of the installed example-robot-data")
+    a.add_argument('robot', help='its path under example-robot-data/robots, e.g. '
+                   'ur_description/urdf/ur5_robot.urdf')
+    a.add_argument('--out', type=Path, required=True)
+    a = actions.add_parser('init', help='write a commented description of a URDF chain')
+    a.add_argument('--urdf', type=Path, required=True)
+    a.add_argument('--base', required=True, help='base frame (link) of the chain')
+    a.add_argument('--tip', required=True, help='tip frame (link) whose position is the task')
+    a.add_argument('--out', type=Path, required=True, help='the description to write, e.g. my_arm.yaml')
+    a.add_argument('--force', action='store_true', help='overwrite --out')
+    a = actions.add_parser('check', help='the one-clear-optimum check alone, with fixes')
+    a.add_argument('description', type=Path)
+    a = actions.add_parser('train', help='check, dataset, train, export, bench, report')
+    a.add_argument('description', type=Path)
+    a.add_argument('--accept-ambiguity', action='store_true',
+                   help='go on when the check fails (answers may be far from optimal)')
+    a.add_argument('--json', metavar='FILE', help='also write the summary here')
+    p.set_defaults(func=cmd_robot)
+
     p = sub.add_parser('demo', help='solve, sample and track on a shipped model')
     p.add_argument('--model', default='planar3')
     p.set_defaults(func=cmd_demo)
@@ -360,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         print('loink track: give --tasks-file or both --start and --stop', file=sys.stderr)
         return 2
     try:
-        if args.command == 'train':
+        if args.command in ('train', 'robot'):
             args.func(args)
         else:
             # One BLAS thread: the runtime works on tiny matrices, where threads only add waits.

@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
@@ -13,7 +13,7 @@ from loink_ros.core.runtime.tracking import Tracker
 def run_demo(model_name: str) -> None:
     """Solve, sample and track on `model_name`, printing what a user would look at."""
     model = load_model(model_name)
-    solver = LOInKSolver(model, make_problem(model.problem['name']))
+    solver = LOInKSolver(model, problem_for_model(model))
     names = ', '.join(model.problem['joint_names'])
     print(f'model {model.version}: joints [{names}], task {model.problem["task_names"]}, '
           f'latent dim {model.latent_dim}, cost {model.problem["cost_name"]}')

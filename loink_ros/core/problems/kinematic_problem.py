@@ -50,6 +50,9 @@ class KinematicProblem(Problem):
     nominal orientation R0 the tip's orientation too: a pose task, whose last three
     components `<tip>_rx, _ry, _rz` are the rotation vector log(R0^T R) (rotation_chart).
 
+    The base frame must be fixed to the URDF root (no joint between them, locked joints
+    aside); the task is expressed in it.
+
     The configuration is one coordinate per joint, in the URDF's order: an angle (rad) or a
     position (m). A continuous joint is a revolute joint on a declared range, CONTINUOUS_RANGE
     unless `limits` narrows or moves it; its angle becomes Pinocchio's (cos, sin) for the
@@ -63,27 +66,34 @@ class KinematicProblem(Problem):
                  base_frame: str = 'base_link', locked_joints: tuple[str, ...] = (),
                  limits: tuple[np.ndarray, np.ndarray] | None = None,
                  srdf: Path | None = None, package_dirs: tuple[str, ...] = (),
-                 orientation: np.ndarray | None = None):
+                 orientation: np.ndarray | None = None,
+                 locked_positions: dict[str, float] | None = None):
         """`locked_joints` are fixed at their neutral value; `limits` (lower, upper), one
         value per joint, replace the URDF's (and a continuous joint's declared range);
         `srdf` (with the `package_dirs` the URDF's meshes are found in) gives the
         self-collision model (self_collisions), whose disabled pairs it lists;
-        `orientation` (3 x 3, in the base frame) makes it a pose task about that nominal."""
+        `orientation` (3 x 3, in the base frame) makes it a pose task about that nominal;
+        `locked_positions` gives a locked joint another value than its neutral one."""
         self.urdf, self.tip_frame, self.base_frame = Path(urdf), tip_frame, base_frame
         model = pin.buildModelFromUrdf(str(self.urdf))
         locked = [model.getJointId(n) for n in locked_joints if model.existJointName(n)]
+        reference = pin.neutral(model)
+        for joint_name, value in (locked_positions or {}).items():
+            joint = model.joints[model.getJointId(joint_name)]
+            reference[joint.idx_q] = value
         self.collision = None
         if srdf is not None:
             self.model, geometry = reduced_with_geometry(model, self.urdf, Path(srdf),
-                                                         list(package_dirs), locked)
+                                                         list(package_dirs), locked, reference)
             self.collision = SelfCollision(self.model, geometry)
         elif locked:
-            self.model = pin.buildReducedModel(model, locked, pin.neutral(model))
+            self.model = pin.buildReducedModel(model, locked, reference)
         else:
             self.model = model
         if not self.model.existFrame(tip_frame):
             raise ValueError(f'frame {tip_frame!r} not in {self.urdf.name}')
         self.tip_id = self.model.getFrameId(tip_frame)
+        self.base_placement = self._base_placement()
         self.rows = [AXES.index(a) for a in axes]
         self.name, self.cost_name = name, cost_name
         self.joint_names = [n for n in self.model.names[1:]]
@@ -102,6 +112,20 @@ class KinematicProblem(Problem):
     def is_pose(self) -> bool:
         """Whether the task includes the orientation (chart about `nominal`)."""
         return self.nominal is not None
+
+    def _base_placement(self) -> pin.SE3 | None:
+        """The base frame in the URDF root; None where they coincide (or no such frame)."""
+        if not self.model.existFrame(self.base_frame):
+            return None
+        frame = self.model.frames[self.model.getFrameId(self.base_frame)]
+        if frame.parentJoint != 0:
+            raise ValueError(f'{self.urdf.name}: base frame {self.base_frame!r} moves with joint '
+                             f'{self.model.names[frame.parentJoint]!r}; lock the joints between '
+                             'the URDF root and the base, or choose a base fixed to the root')
+        return None if frame.placement.isIdentity() else frame.placement
+
+    def _in_base(self, placement: pin.SE3) -> pin.SE3:
+        return placement if self.base_placement is None else self.base_placement.actInv(placement)
 
     def _check_joint_kinds(self) -> None:
         for name, joint in zip(self.joint_names, self.model.joints[1:]):
@@ -162,20 +186,24 @@ class KinematicProblem(Problem):
         """Tip position (3,) at one configuration."""
         data = self.data
         pin.forwardKinematics(self.model, data, self.pinocchio_configuration(q))
-        return pin.updateFramePlacement(self.model, data, self.tip_id).translation.copy()
+        return self._in_base(pin.updateFramePlacement(self.model, data, self.tip_id)).translation.copy()
 
     def tip_pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tip position (3,) and rotation matrix (3, 3) in the base frame at one configuration."""
         data = self.data
         pin.forwardKinematics(self.model, data, self.pinocchio_configuration(q))
-        placement = pin.updateFramePlacement(self.model, data, self.tip_id)
+        placement = self._in_base(pin.updateFramePlacement(self.model, data, self.tip_id))
         return placement.translation.copy(), placement.rotation.copy()
 
     def pose_jacobian(self, q: np.ndarray) -> np.ndarray:
         """(6, n): tip linear and angular velocity in the base frame's axes per joint velocity
         (one per joint: the columns are d/d angle, continuous joints included)."""
-        return pin.computeFrameJacobian(self.model, self.data, self.pinocchio_configuration(q),
-                                        self.tip_id, pin.LOCAL_WORLD_ALIGNED)
+        jac = pin.computeFrameJacobian(self.model, self.data, self.pinocchio_configuration(q),
+                                       self.tip_id, pin.LOCAL_WORLD_ALIGNED)
+        if self.base_placement is None:
+            return jac
+        turn = self.base_placement.rotation.T
+        return np.vstack([turn @ jac[:3], turn @ jac[3:]])
 
     def task(self, q: np.ndarray) -> np.ndarray:
         q = np.atleast_2d(q)
@@ -192,7 +220,7 @@ class KinematicProblem(Problem):
         jac = self.pose_jacobian(q)
         if self.nominal is None:
             return jac[self.rows]
-        rotation = self.data.oMf[self.tip_id].rotation
+        rotation = self._in_base(self.data.oMf[self.tip_id]).rotation
         local_angular = rotation.T @ jac[3:]
         return np.vstack([jac[self.rows],
                           rotation_chart.chart_jacobian(self.nominal, rotation, local_angular)])
@@ -233,15 +261,34 @@ class KinematicProblem(Problem):
         cost = self.symbolic_cost(q, chain)
         if cost is None:
             return None
-        task = chain.frame_position(self.tip_id)[self.rows]
+        position, rotation = self.symbolic_position(chain), self._symbolic_rotation(chain)
+        task = position[self.rows]
         if self.nominal is not None:
-            relative = ca.DM(self.nominal.T) @ chain.frame_rotation(self.tip_id)
+            relative = ca.DM(self.nominal.T) @ rotation
             entries = [[relative[i, j] for j in range(3)] for i in range(3)]
             task = ca.vertcat(task, *rotation_chart.rotation_vector(casadi_ops(), entries))
-        position, rotation = chain.frame_position(self.tip_id), chain.frame_rotation(self.tip_id)
         pose = ca.vertcat(position, ca.reshape(rotation.T, 9, 1))
-        jacobian = ca.vertcat(ca.jacobian(position, q), chain.angular_jacobian(self.tip_id))
+        angular = chain.angular_jacobian(self.tip_id)
+        if self.base_placement is not None:
+            angular = ca.DM(self.base_placement.rotation.T) @ angular
+        jacobian = ca.vertcat(ca.jacobian(position, q), angular)
         return SymbolicProblem(q, y, task, cost, pose=pose, pose_jacobian=jacobian)
+
+    def symbolic_position(self, chain: SymbolicChain):
+        """The tip position (3) in the base frame as a CasADi expression."""
+        import casadi as ca
+        position = chain.frame_position(self.tip_id)
+        if self.base_placement is None:
+            return position
+        base = self.base_placement
+        return ca.DM(base.rotation.T) @ (position - ca.DM(base.translation))
+
+    def _symbolic_rotation(self, chain: SymbolicChain):
+        import casadi as ca
+        rotation = chain.frame_rotation(self.tip_id)
+        if self.base_placement is None:
+            return rotation
+        return ca.DM(self.base_placement.rotation.T) @ rotation
 
     def symbolic_cost(self, q, chain: SymbolicChain):
         """cost() as a CasADi expression of q (SX, n); None if the variant has none."""

@@ -82,6 +82,12 @@ class Problem(ABC):
         """An exact, problem-specific refinement of q (n,) for task (p,); None if there is none."""
         return None
 
+    def local_optimum(self, q: np.ndarray, task: np.ndarray) -> np.ndarray | None:
+        """The true cost's local optimum on the task near q (n,), within the limits, where the
+        problem has a program for it; None otherwise. The solver polishes refined optima
+        (a solve with refinement and no latent) with it."""
+        return None
+
     def symbolic(self) -> SymbolicProblem | None:
         """Task, cost, closed form and violation margins as CasADi expressions, the source of
         the compiled runtime (docs/COMPILED.md); None: the numpy path serves this problem."""

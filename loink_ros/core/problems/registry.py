@@ -3,11 +3,13 @@
 from collections.abc import Callable
 from pathlib import Path
 
+from loink_ros.core.problems.described_arm import DescribedArmProblem
 from loink_ros.core.problems.hsa import HsaProblem
 from loink_ros.core.problems.panda import PandaFullProblem, PandaPoseProblem, PandaProblem
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.robot_spec import spec_from_dict
 from loink_ros.core.problems.xarm7 import XArm7Problem
 
 PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda': PandaProblem,
@@ -23,3 +25,16 @@ def make_problem(name: str, urdf: Path | None = None) -> Problem:
     if name not in PROBLEMS:
         raise KeyError(f'unknown problem {name!r}; known: {", ".join(sorted(PROBLEMS))}')
     return PROBLEMS[name](urdf)
+
+
+def problem_for_model(model, urdf: Path | None = None) -> Problem:
+    """The problem of a loaded model (runtime/model_file.ModelFile): a shipped one by name, or
+    the one its stored robot description defines (`loink robot train`), on the URDF copy
+    beside the model file unless `urdf` replaces it."""
+    problem = model.problem
+    description = problem.get('description')
+    if description is None:
+        return make_problem(problem['name'], urdf)
+    spec = spec_from_dict({**description, 'urdf': problem['urdf']}, model.path.parent,
+                          f'{model.path} description')
+    return DescribedArmProblem(spec, urdf)

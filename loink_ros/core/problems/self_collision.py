@@ -13,8 +13,9 @@ import pinocchio as pin
 
 
 def reduced_with_geometry(model: pin.Model, urdf: Path, srdf: Path, package_dirs: list[str],
-                          locked: list[int]) -> tuple[pin.Model, pin.GeometryModel]:
-    """The model with `locked` joints fixed at neutral, and its collision geometry with the
+                          locked: list[int], reference: np.ndarray | None = None
+                          ) -> tuple[pin.Model, pin.GeometryModel]:
+    """The model with `locked` joints fixed at `reference` (default neutral), and its collision geometry with the
     SRDF's disabled pairs removed."""
     with warnings.catch_warnings():   # Pinocchio warns when package dirs are given twice
         warnings.simplefilter('ignore', UserWarning)
@@ -23,7 +24,8 @@ def reduced_with_geometry(model: pin.Model, urdf: Path, srdf: Path, package_dirs
     pin.removeCollisionPairs(model, geometry, str(srdf))
     if not locked:
         return model, geometry
-    return pin.buildReducedModel(model, geometry, locked, pin.neutral(model))
+    reference = pin.neutral(model) if reference is None else reference
+    return pin.buildReducedModel(model, geometry, locked, reference)
 
 
 class SelfCollision:

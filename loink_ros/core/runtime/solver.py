@@ -1,6 +1,7 @@
 """The LOInK runtime solver: optimal solve, latent sampling, refinement (no torch)."""
 
 import logging
+from dataclasses import replace
 
 import numpy as np
 
@@ -125,9 +126,10 @@ class LOInKSolver:
         y = self.check_task(task)
         z = requests.latent_vector(latent, self.model.latent_dim)
         if latent is None and self.problem.optimum_on_bounds:
-            return self.solve_optimum_inside(y[None], refine_answer, self.seed_state(seed))[0]
-        solutions, _ = self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))
-        return solutions[0]
+            solution = self.solve_optimum_inside(y[None], refine_answer, self.seed_state(seed))[0]
+        else:
+            solution = self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))[0][0]
+        return self._polished(solution, y) if latent is None and refine_answer else solution
 
     def solve_batch(self, tasks: np.ndarray, refine_answer: bool = False) -> list[Solution]:
         """Optimal solutions for many tasks at once, (B, p)."""
@@ -136,8 +138,27 @@ class LOInKSolver:
             raise SolverError(ErrorCode.EMPTY_REQUEST, 'no tasks given')
         y = np.stack([self.check_task(t) for t in tasks])
         if self.problem.optimum_on_bounds:
-            return self.solve_optimum_inside(y, refine_answer)
-        return self.solve_rows(y, np.zeros((len(y), self.model.latent_dim)), refine_answer)[0]
+            solutions = self.solve_optimum_inside(y, refine_answer)
+        else:
+            solutions = self.solve_rows(y, np.zeros((len(y), self.model.latent_dim)),
+                                        refine_answer)[0]
+        return [self._polished(s, row) for s, row in zip(solutions, y)] if refine_answer \
+            else solutions
+
+    def _polished(self, solution: Solution, y: np.ndarray) -> Solution:
+        """A refined optimum moved to the true cost's local optimum on the task
+        (Problem.local_optimum), where that is on the task, inside the limits and cheaper."""
+        if solution.task_error > EXACT_TOL:
+            return solution
+        q = self.problem.local_optimum(solution.q, y)
+        if q is None:
+            return solution
+        q = np.clip(q, self.problem.lower, self.problem.upper)
+        error, cost = self._task_error(q, y), float(self.problem.cost(q)[0])
+        if error > EXACT_TOL or not cost < solution.cost:
+            return solution
+        return replace(solution, q=q, cost=cost, task_error=error,
+                       violations=tuple(self.problem.violations(q)))
 
     def solve_optimum_inside(self, y: np.ndarray, refine_answer: bool,
                              warm_start: InverseState | None = None) -> list[Solution]:
