@@ -125,25 +125,30 @@ class LOInKSolver:
         G is invertible, so it saves iterations and never changes the answer."""
         y = self.check_task(task)
         z = requests.latent_vector(latent, self.model.latent_dim)
-        if latent is None and self.problem.optimum_on_bounds:
-            solution = self.solve_optimum_inside(y[None], refine_answer, self.seed_state(seed))[0]
-        else:
-            solution = self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))[0][0]
-        return self._polished(solution, y) if latent is None and refine_answer else solution
+        if latent is None:
+            return self._optima(y[None], refine_answer, self.seed_state(seed))[0]
+        return self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))[0][0]
 
     def solve_batch(self, tasks: np.ndarray, refine_answer: bool = False) -> list[Solution]:
         """Optimal solutions for many tasks at once, (B, p)."""
         tasks = np.atleast_2d(tasks)
         if tasks.shape[0] == 0:
             raise SolverError(ErrorCode.EMPTY_REQUEST, 'no tasks given')
-        y = np.stack([self.check_task(t) for t in tasks])
+        return self._optima(np.stack([self.check_task(t) for t in tasks]), refine_answer)
+
+    def _optima(self, y: np.ndarray, refine_answer: bool,
+                warm_start: InverseState | None = None) -> list[Solution]:
+        """The optimum for checked tasks (B, p): z = 0's answers (or, for
+        Problem.optimum_on_bounds, the learned optimum inside the limits), polished when
+        refined."""
         if self.problem.optimum_on_bounds:
-            solutions = self.solve_optimum_inside(y, refine_answer)
+            solutions = self.solve_optimum_inside(y, refine_answer, warm_start)
         else:
             solutions = self.solve_rows(y, np.zeros((len(y), self.model.latent_dim)),
-                                        refine_answer)[0]
-        return [self._polished(s, row) for s, row in zip(solutions, y)] if refine_answer \
-            else solutions
+                                        refine_answer, warm_start)[0]
+        if not refine_answer:
+            return solutions
+        return [self._polished(s, row) for s, row in zip(solutions, y)]
 
     def _polished(self, solution: Solution, y: np.ndarray) -> Solution:
         """A refined optimum moved to the true cost's local optimum on the task
