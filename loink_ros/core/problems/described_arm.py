@@ -13,8 +13,8 @@ from loink_ros.core.problems.robot_spec import RobotSpec, SpecError
 from loink_ros.core.problems.symbolic_chain import SymbolicChain
 
 # The polish (local_optimum): CasADi's sqpmethod with qrqp for the joint bounds and a BFGS
-# Hessian (the exact one is indefinite far from an optimum: it left the target on 12 of 30
-# random on-target UR5 starts, BFGS on none).
+# Hessian (the exact one is indefinite away from an optimum, and SQP steps on it can leave
+# the target).
 TASK_SCALE = 1e-3      # m per scaled task row, so the tolerances mean the same on every row
 SQP_OPTIONS = {
     'qpsol': 'qrqp', 'qpsol_options': {'print_iter': False, 'print_header': False,
