@@ -83,6 +83,21 @@ def test_bad_urdf_is_one_line_with_what_urdfdom_said(tmp_path):
     assert_one_line(result, 'planar3', 'does not specify limits')
 
 
+# Every topic and service name parameter, with a value that is no valid name of its kind.
+BAD_NAMES = {'target_topic': 'tar;get', 'solution_topic': '1solution',
+             'joint_states_topic': '/joint_states/{nowhere}', 'moveit_service': 'compute ik',
+             'robot_description_topic': '/robot_description/'}
+
+
+@pytest.mark.parametrize('name', sorted(BAD_NAMES))
+def test_bad_name_parameter_names_itself_and_its_value(name, tmp_path):
+    value = BAD_NAMES[name]
+    result = start(['--ros-args', '-p', 'model:=planar3', '-p', f'{name}:={value}'],
+                   cwd=tmp_path)
+    line = assert_one_line(result, f'bad parameter {name}: {value!r} is not a valid ROS')
+    assert 'unexpected' not in line and 'RCLError' not in line and '.c' not in line
+
+
 # ---- the printed usage lines, sent with rclpy, succeed on their model ----
 
 USAGE = re.compile(r'ros2 (service call|topic pub --rate \d+) (\S+) (\S+) "(\{.*\})"')

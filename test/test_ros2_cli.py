@@ -180,3 +180,24 @@ def ros_domain():
     isolate_ros_environment()
     yield
     subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=30)
+
+
+def test_printed_param_set_line_works_on_a_just_started_daemon(tmp_path):
+    """The printed `ros2 param set` line, run the moment the node is up, with no ros2 daemon
+    running before it: the daemon it starts has not yet discovered the node, and ros2cli's
+    default 1 s wait once answered 'Node not found' there."""
+    subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=30)
+    line = ('ros2 run loink_ros loink_node --ros-args --params-file '
+            '"$(ros2 pkg prefix --share loink_ros)/config/planar3.yaml" -r __ns:=/fresh_daemon')
+    node = Background(line, tmp_path / 'node.log')
+    try:
+        assert node.wait_for('call it with:', SERVE_TIMEOUT), node.output()
+        time.sleep(0.5)   # the rest of the multi-line log message
+        param_set = next(example for example in printed_examples(node.output())
+                         if example.startswith('ros2 param set '))
+        assert '--timeout' in param_set
+        result = subprocess.run(param_set, shell=True, cwd=REPO, capture_output=True,
+                                text=True, timeout=CALL_TIMEOUT)
+        assert 'Set parameter successful' in result.stdout, f'{param_set}\n{result.stdout}'
+    finally:
+        stop(node, line)

@@ -4,14 +4,16 @@ from dataclasses import dataclass
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
-from rclpy.exceptions import ParameterException
+from rclpy.exceptions import NameValidationException, ParameterException
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.validate_topic_name import validate_topic_name
 
 from loink_ros.core.runtime.requests import MAX_SAMPLES
 from loink_ros.core.runtime.solver import RUNTIMES
 from loink_ros.node.executors import EXECUTORS
-from loink_ros.node.failures import StartupError
+from loink_ros.node.failures import StartupError, one_line
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Spec:
     positive: bool = False      # strictly above zero
     required: bool = False      # a string that must not be empty
     choices: tuple[str, ...] = ()   # the values a string may take
+    ros_name: str = ''          # 'topic' or 'service': the value must resolve as one
 
 
 SPECS: dict[str, Spec] = {
@@ -67,7 +70,8 @@ SPECS: dict[str, Spec] = {
                               'robot_description_topic, urdf or the model\'s own URDF.'),
     'robot_description_topic': Spec('', 'Topic to wait for the URDF XML on at start-up (as '
                                     'robot_state_publisher latches it, e.g. '
-                                    '/robot_description); empty: do not wait.'),
+                                    '/robot_description); empty: do not wait.',
+                                    ros_name='topic'),
     'robot_description_timeout': Spec(10.0, 'Seconds to wait for robot_description_topic '
                                       'before start-up fails.', low=0.0, high=3600.0,
                                       positive=True),
@@ -85,14 +89,15 @@ SPECS: dict[str, Spec] = {
                           'their range.', low=0.0, high=1.0),
     'stream_timeout': Spec(0.5, 'A target gap longer than this (s) starts a new stream.',
                            live=True, low=0.0, high=3600.0, positive=True),
-    'target_topic': Spec('~/target', 'TaskTarget stream input.', required=True),
+    'target_topic': Spec('~/target', 'TaskTarget stream input.', required=True,
+                         ros_name='topic'),
     'solution_topic': Spec('~/joint_solution', 'JointState output, one per target.',
-                           required=True),
+                           required=True, ros_name='topic'),
     'joint_states_topic': Spec('/joint_states', "Robot joint states: a stream starts from "
                                'them, and they seed a GetPositionIK request without a robot '
-                               'state; empty: off.'),
+                               'state; empty: off.', ros_name='topic'),
     'moveit_service': Spec('~/compute_ik', 'Name of the moveit_msgs GetPositionIK service.',
-                           required=True),
+                           required=True, ros_name='service'),
     'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),
     'max_samples': Spec(100, 'Largest count a sample request may ask for.', live=True,
                         low=1, high=MAX_SAMPLES),
@@ -162,7 +167,29 @@ def declare(node: Node) -> Settings:
             node.declare_parameter(name, spec.default, descriptor(name, spec))
     except ParameterException as err:
         raise StartupError(f'bad parameter: {err}') from None
-    return read(node)
+    settings = read(node)
+    for name, spec in SPECS.items():
+        value = getattr(settings, name)
+        if spec.ros_name and value:
+            check_ros_name(node, name, value, spec.ros_name)
+    return settings
+
+
+def check_ros_name(node: Node, name: str, value: str, kind: str) -> None:
+    """StartupError naming the parameter and its value unless `value` resolves as a `kind`
+    ('topic' or 'service') name of `node` (its namespace, substitutions and remappings)."""
+    resolve = node.resolve_service_name if kind == 'service' else node.resolve_topic_name
+    try:
+        validate_topic_name(value, is_service=kind == 'service')
+        resolve(value)
+        return
+    except NameValidationException as err:
+        # 'Invalid topic name: <reason>:', then the name and a caret under it.
+        reason = str(err).splitlines()[0].split(': ', 1)[-1].rstrip(':')
+    except _rclpy.RCLError as err:
+        reason = one_line(str(err).removeprefix('failed to resolve name: '))
+    raise StartupError(f'bad parameter {name}: {value!r} is not a valid ROS {kind} name: '
+                       f'{reason}')
 
 
 def read(node: Node) -> Settings:

@@ -6,6 +6,10 @@ from rclpy.node import Node
 from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.solver import LOInKSolver
 
+# `ros2 param set` waits 1 s for the node by default; a ros2 daemon that has just started
+# may take longer to discover it ('Node not found').
+PARAM_WAIT_S = 10
+
 
 def flow_list(values: np.ndarray) -> str:
     """A YAML flow list of values rounded to 3 decimals, never `-0.0`."""
@@ -28,7 +32,7 @@ def usage_lines(node: Node, solver: LOInKSolver, target_topic: str,
         f"ros2 service call {service('~/get_model_info')} loink_msgs/srv/GetModelInfo",
         f"ros2 topic pub --rate 20 {node.resolve_topic_name(target_topic)} "
         f"loink_msgs/msg/TaskTarget \"{{task: {task}}}\"",
-        f"ros2 param set {node.get_fully_qualified_name()} smoothing 5.0",
+        f"ros2 param set {node.get_fully_qualified_name()} smoothing 5.0 --timeout {PARAM_WAIT_S}",
     ]
 
 

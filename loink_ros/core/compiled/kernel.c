@@ -20,6 +20,7 @@
 #define REFINE_TOL 1e-10
 #define REFINE_MAX_ITER 20
 #define REFINE_DAMPING 1e-6
+#define REFINE_START_GRID 16777216.0   /* 1 / refine.START_GRID = 2^24 */
 #define LN2 0.693147180559945309417232121458176568
 
 typedef struct {
@@ -397,8 +398,11 @@ static void refine_dls(const network *net, const double *y, double *q) {
 }
 
 /* The problem's closed form where it lands inside the limits on the task, else damped least
- * squares (LOInKSolver._refine); returns the task error. */
+ * squares, both from the start rounded to refine.START_GRID (LOInKSolver._refine); returns
+ * the task error. */
 static double refine(const network *net, const double *y, double *q) {
+  for (int i = 0; i < LOINK_N; i++) q[i] = nearbyint(q[i] * REFINE_START_GRID) / REFINE_START_GRID;
+  clip(LOINK_N, net->lower, net->upper, q);
 #if LOINK_HAS_CLOSED_FORM
   double exact[LOINK_N];
   problem_closed_form(q, y, exact);

@@ -75,6 +75,11 @@ class MagnetoProblem(Problem):
         feet[:, 2] = 0.0
         return feet
 
+    @classmethod
+    def from_model(cls, meta: dict, urdf: Path | None = None) -> MagnetoProblem:
+        """With the model file's magnet force (`magnet_force`, N; default MAGNET_FORCE)."""
+        return cls(urdf, magnet_force=float(meta.get('magnet_force', MAGNET_FORCE)))
+
     @property
     def gimbal_index(self) -> np.ndarray:
         """Where the gimbal z, y angles (4, 2) sit in Pinocchio's q (full_configuration)."""
@@ -89,6 +94,7 @@ class MagnetoProblem(Problem):
         return {**super().metadata(), 'robot': 'magneto', 'urdf': self.urdf.name,
                 'base_frame': 'footprint', 'tip_frame': ','.join(f'{leg}_foot' for leg in LEGS),
                 'inclination_deg': self.inclination_deg, 'friction': FRICTION,
+                'magnet_force': self.magnet_force,
                 'cost_weights': {'position': cost.w_position, 'angle': cost.w_angle,
                                  'barrier': cost.w_barrier, 'gimbal': cost.w_gimbal,
                                  'smooth': cost.smooth}}
@@ -180,7 +186,7 @@ class MagnetoProblem(Problem):
 
     def compile_key(self) -> str:
         urdf = hashlib.sha256(self.urdf.read_bytes()).hexdigest()
-        return f'{super().compile_key()} magnet {self.magnet_force!r} urdf {urdf}'
+        return f'{super().compile_key()} urdf {urdf}'
 
     # ---- feasibility ---------------------------------------------------------------------
 

@@ -26,6 +26,12 @@ class Problem(ABC):
     # instead of clipping z = 0's answer.
     optimum_on_bounds: bool = False
 
+    @classmethod
+    def from_model(cls, meta: dict, urdf=None) -> Problem:
+        """The problem a model file's `problem` metadata describes, on another copy of the
+        robot's URDF if given; a variant reads its own options from `meta`."""
+        return cls(urdf)
+
     @property
     def dim(self) -> int:
         """Configuration dimension n."""
@@ -48,8 +54,9 @@ class Problem(ABC):
     def cost(self, q: np.ndarray) -> np.ndarray:
         """Cost of each configuration, (B, n) -> (B,).
 
-        Total on the joint box: a finite value, or +inf (the infeasible marker) where the
-        configuration breaks a condition of the problem; never NaN, never an exception.
+        Total on the joint box: a finite value, or +inf where the cost is undefined (Magneto
+        past a gimbal's reach); never NaN, never an exception. A solve's answer (Solution)
+        carries +inf for every broken feasibility condition, this one included.
         """
 
     def violations(self, q: np.ndarray) -> list[str]:

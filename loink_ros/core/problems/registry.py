@@ -20,11 +20,16 @@ PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda
                                               'hsa': HsaProblem}
 
 
-def make_problem(name: str, urdf: Path | None = None) -> Problem:
-    """Build the named problem, on another copy of its robot's URDF if given."""
+def problem_class(name: str) -> Callable[..., Problem]:
+    """The Problem class registered under `name`."""
     if name not in PROBLEMS:
         raise KeyError(f'unknown problem {name!r}; known: {", ".join(sorted(PROBLEMS))}')
-    return PROBLEMS[name](urdf)
+    return PROBLEMS[name]
+
+
+def make_problem(name: str, urdf: Path | None = None) -> Problem:
+    """Build the named problem, on another copy of its robot's URDF if given."""
+    return problem_class(name)(urdf)
 
 
 def problem_for_model(model, urdf: Path | None = None) -> Problem:
@@ -34,7 +39,7 @@ def problem_for_model(model, urdf: Path | None = None) -> Problem:
     problem = model.problem
     description = problem.get('description')
     if description is None:
-        return make_problem(problem['name'], urdf)
+        return problem_class(problem['name']).from_model(problem, urdf)
     spec = spec_from_dict({**description, 'urdf': problem['urdf']}, model.path.parent,
                           f'{model.path} description')
     return DescribedArmProblem(spec, urdf)

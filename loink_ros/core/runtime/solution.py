@@ -1,5 +1,6 @@
 """What a solve returns."""
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +11,9 @@ class Solution:
     """A configuration inside the joint limits, checked with the true forward kinematics.
 
     `violations` are the problem's feasibility conditions beyond the joint box that q breaks
-    (Problem.violations), one line each; empty when it meets them all.
+    (Problem.violations), one line each; empty when it meets them all. The one rule for cost
+    (IKSolution.msg): +inf exactly when `violations` is not empty, else the problem's cost.
+    q never breaks the joint box itself: every path clips to it.
     """
 
     q: np.ndarray
@@ -22,6 +25,10 @@ class Solution:
     refined: bool
     converged: bool
     violations: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.violations:
+            self.cost = math.inf
 
     def failure(self, task_tolerance: float | None = None) -> str | None:
         """Why this answer is no solution (task error above the tolerance, when one is given,

@@ -11,7 +11,7 @@ from loink_ros.core.runtime.bounded_latent import least_latent_inside
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.network_inverse import INVERSE_DEFAULTS, InverseState
-from loink_ros.core.runtime.refine import refine
+from loink_ros.core.runtime.refine import refine, refinement_start
 from loink_ros.core.runtime.solution import Solution
 
 
@@ -246,7 +246,8 @@ class LOInKSolver:
 
     def _refine(self, q: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
         """(q, task error): the problem's closed form where it lands inside the limits on the
-        task, else damped least squares."""
+        task, else damped least squares; both from refinement_start(q)."""
+        q = refinement_start(q, self.problem.lower, self.problem.upper)
         exact = self.problem.closed_form_refine(q, y)
         if exact is not None and np.all((exact >= self.problem.lower) & (exact <= self.problem.upper)):
             error = self._task_error(exact, y)
