@@ -153,3 +153,45 @@ def test_ranked_answers_are_valid_distinct_and_cheapest_first(panda):
             assert all(np.abs(a.q - b.q).max() > DISTINCT for b in ranked[i + 1:])
         for answer in panda.solve_ranked(PoseRequest(target), 3, attempt=2):
             assert_valid(problem, answer, target)
+
+
+@pytest.mark.parametrize('name', ['panda_full', 'xarm7_full'])
+def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
+    """kernel.c's loink_pose_ranked (starts, draws, ranking, fallback rounds) against the
+    numpy orchestration on the same compiled refinement: the same answers, bit for bit, in
+    every mode (full pose and position only, seed-consistent, narrowed bounds, collision
+    checks, fresh attempts, several answers), with latent starts too."""
+    solver = pose_solver(name)
+    assert solver.kernel is not None, solver.solver.runtime_note
+    with_latents = PoseSolver(solver.solver, latent_starts=4)
+    problem = solver.problem
+    configurations = problem.sample_collision_free(6, np.random.default_rng(12))
+    checked = 0
+    for q in configurations:
+        target = PoseTarget(*problem.tip_pose(q))
+        seed = np.clip(q + 0.2, problem.lower, problem.upper)
+        for options in ({}, {'avoid_collisions': True}, {'seed': seed, 'seed_weight': 10.0},
+                        {'lower': q - 0.3, 'upper': q + 0.3}):
+            for goal in (target, PoseTarget(target.position, target.rotation, True)):
+                request = PoseRequest(goal, **options)
+                for pose_solver_, count, attempt in ((solver, 1, 0), (solver, 4, 2),
+                                                     (with_latents, 3, 0)):
+                    compiled = pose_solver_.solve_ranked(request, count, attempt)
+                    lower, upper = pose_solver_._bounds(request)
+                    found, best, tried = pose_solver_._ranked_numpy(request, lower, upper,
+                                                                    count, attempt)
+                    reference = found or [best]
+                    assert len(compiled) == len(reference)
+                    for c, r in zip(compiled, reference):
+                        assert np.array_equal(c.q, r.q) and c.source == r.source
+                        assert (c.reason, c.starts) == (r.reason, tried)
+                        assert c.cost == pytest.approx(r.cost, rel=1e-12)
+                    checked += 1
+    assert checked == 6 * 4 * 2 * 3
+
+
+def test_the_compiled_ranked_solve_ends_by_its_deadline(panda):
+    target = PoseTarget(np.array([0.9, 0.0, 0.3]), np.eye(3))   # in reach, not in this pose
+    answer = panda.solve(PoseRequest(target, deadline=time.monotonic() - 1.0))
+    assert answer.starts == panda.prior_starts   # the first batch, then no round
+    assert not answer.success and answer.reason

@@ -20,7 +20,8 @@ from loink_ros.core.problems.problem import Problem
 PACKAGE = Path(__file__).resolve().parent
 KERNEL = PACKAGE / 'kernel.c'
 # Sources whose text decides the generated C: the problems and this package.
-SOURCES = sorted([*PACKAGE.glob('*.py'), KERNEL, *(PACKAGE.parent / 'problems').glob('*.py')])
+SOURCES = sorted([*PACKAGE.glob('*.py'), *PACKAGE.glob('*.[ch]'),
+                  *(PACKAGE.parent / 'problems').glob('*.py')])
 # No -ffast-math: the kernel must keep IEEE semantics (NaN checks, the reference's rounding).
 FLAGS = ['-O3', '-shared', '-fPIC', '-std=c99']
 # For this machine's vector units (~20% faster); dropped if the compiler refuses it. The
@@ -105,7 +106,8 @@ def _build(problem: Problem, path: Path) -> None:
             Path(work, name).write_text(text)
         target = Path(work, path.name)
         sources = [str(KERNEL), str(Path(work, 'problem_functions.c'))]
-        command = [compiler(), *FLAGS, f'-I{work}', *sources, '-o', str(target), '-lm']
+        command = [compiler(), *FLAGS, f'-I{work}', f'-I{PACKAGE}', *sources, '-o', str(target),
+                   '-lm']
         if _compile([*command, NATIVE]) is not None:
             error = _compile(command)
             if error is not None:

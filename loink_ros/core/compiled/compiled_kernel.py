@@ -20,7 +20,44 @@ FIELDS = 6
 # Columns of PoseKernelResult.info (kernel.c's pose_solve).
 POSITION_ERROR, ROTATION_ERROR, OBJECTIVE, NEWTON_STEPS, DESCENT_STEPS = range(5)
 POSE_FIELDS = 5
+# Columns of RankedResult.info (loink_pose.h's LOINK_RANKED_*), and the sources' codes.
+RANKED_POSITION_ERROR, RANKED_ROTATION_ERROR, RANKED_OBJECTIVE, RANKED_COST, RANKED_SOURCE = range(5)
+RANKED_FIELDS = 5
+SOURCES = ('prior', 'optimum', 'latent', 'seed', 'restart')
 _POINTER, _INT, _REAL = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+# loink_accept: 0 accepts the answer q.
+ACCEPT = ctypes.CFUNCTYPE(_INT, _POINTER, ctypes.POINTER(_REAL))
+
+
+class PoseSettings(ctypes.Structure):
+    """loink_pose.h's loink_pose_settings."""
+
+    _fields_ = [('prior_count', _INT), ('restarts', _INT), ('descents', _INT),
+                ('max_rounds', _INT), ('latent_count', _INT), ('network_for_poses', _INT),
+                ('inverse_max_iter', _INT), ('inverse_tol', _REAL), ('distinct', _REAL),
+                ('exact_position', _REAL), ('exact_rotation', _REAL), ('centre', _POINTER),
+                ('spread', _POINTER), ('task_rows', _POINTER), ('task_lower', _POINTER),
+                ('task_upper', _POINTER), ('latents', _POINTER)]
+
+
+class PoseQuery(ctypes.Structure):
+    """loink_pose.h's loink_pose_request."""
+
+    _fields_ = [('target', _POINTER), ('position_only', _INT), ('count', _INT),
+                ('attempt', _INT), ('lower', _POINTER), ('upper', _POINTER), ('seed', _POINTER),
+                ('seed_weight', _REAL), ('tol_position', _REAL), ('tol_rotation', _REAL),
+                ('deadline', _REAL)]
+
+
+@dataclass
+class RankedResult:
+    """found valid answers (q (found, n), info by the RANKED_ columns), or found 0 and the
+    closest answer in row 0; the starts refined."""
+
+    q: np.ndarray
+    info: np.ndarray
+    found: int
+    tried: int
 
 
 @dataclass
@@ -58,8 +95,12 @@ class CompiledKernel:
         if self._pose is not None:
             self._pose.argtypes = [_INT, _POINTER, _POINTER, _INT, _POINTER, _POINTER, _REAL,
                                    _REAL, _REAL, _INT, _POINTER]
-            if lib.loink_pose_fields() != POSE_FIELDS:
+            if lib.loink_pose_fields() != POSE_FIELDS or lib.loink_ranked_fields() != RANKED_FIELDS:
                 raise RuntimeError(f'{library.name}: unexpected pose result layout')
+            self._ranked = lib.loink_pose_ranked
+            self._ranked.argtypes = [_POINTER, _POINTER, ctypes.POINTER(PoseSettings),
+                                     ctypes.POINTER(PoseQuery), ACCEPT, _POINTER, _POINTER,
+                                     _POINTER, ctypes.POINTER(_INT)]
         self.library, self._local = library, threading.local()
         self.ints, self.reals = pack(model, problem)
         self._ints, self._reals = self.ints.ctypes.data, self.reals.ctypes.data
@@ -143,3 +184,16 @@ class CompiledKernel:
                    float(tolerance[1]), int(descents), out.ctypes.data)
         return PoseKernelResult(out[:rows * n].reshape(rows, n),
                                 out[rows * n:].reshape(rows, POSE_FIELDS))
+
+    def pose_ranked(self, settings: PoseSettings, query: PoseQuery, count: int,
+                    accept: ACCEPT) -> RankedResult:
+        """loink_pose_ranked: `settings` and `query` hold the addresses of arrays the caller
+        keeps alive; `accept` is the caller's check of each answer within the tolerances."""
+        q = np.empty((count, self.dim))
+        info = np.empty((count, RANKED_FIELDS))
+        tried = _INT(0)
+        found = self._ranked(self._ints, self._reals, ctypes.byref(settings), ctypes.byref(query),
+                             accept, None, q.ctypes.data, info.ctypes.data, ctypes.byref(tried))
+        self.check(min(found, 0))
+        rows = max(found, 1)
+        return RankedResult(q[:rows], info[:rows], found, tried.value)

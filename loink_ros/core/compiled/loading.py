@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 # The start-up check: compiled and numpy answers to the example target agree to this
 # (joint units; the parity tests hold them to 1e-10 on many targets).
 AGREE = 1e-9
+# Refined answers are compared only where the raw answer starts this close to the target
+# (task units), as in the parity tests: from far off, the damped least squares between the
+# limits is chaotic (a 1e-15 difference of rounding can end 1e-7 apart), and the raw answer
+# has already checked the network, the kinematics and the cost.
+REFINE_CHECK_DISTANCE = 0.05
 
 
 def load_kernel(solver: LOInKSolver, model: ModelFile,
@@ -52,6 +57,8 @@ def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
     worst = 0.0
     for refine in (False, True):
         reference = solver.solve_rows_numpy(y, z, refine)[0][0]
+        if refine and solver.solve_rows_numpy(y, z, False)[0][0].task_error > REFINE_CHECK_DISTANCE:
+            continue
         result = kernel.solve(y, z, solver._tol, solver._max_iter, refine)
         worst = max(worst, float(np.abs(result.q[0] - reference.q).max()),
                     abs(result.info[0, COST] - reference.cost),

@@ -14,6 +14,12 @@ limits with cost descent along the self-motion, random restarts as the fallback.
    objective and the best returned.
 4. None valid: rounds of uniformly random starts, refined the same way, until one is valid
    or the deadline passes (TRAC-IK's strategy, with the cost descent added).
+
+The whole of it runs in C (kernel.c's loink_pose_ranked, the one implementation the node and
+the MoveIt plugin call) where the model's compiled library has the pose functions and the
+task is the tip position; this module's numpy path is its reference, with the same draws
+(splitmix.py). Only the caller's own check of each answer within the tolerances (Pinocchio's
+forward kinematics, the self-collision check) runs in Python, as a callback.
 """
 
 from __future__ import annotations
@@ -23,11 +29,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loink_ros.core.compiled.compiled_kernel import OBJECTIVE, POSITION_ERROR, ROTATION_ERROR
+from loink_ros.core.compiled.compiled_kernel import (
+    ACCEPT, OBJECTIVE, POSITION_ERROR, RANKED_COST, RANKED_OBJECTIVE, RANKED_POSITION_ERROR,
+    RANKED_ROTATION_ERROR, RANKED_SOURCE, ROTATION_ERROR, SOURCES, PoseQuery, PoseSettings)
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.rotation_chart import chart
 from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, pose_error, refine_poses
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.core.runtime.splitmix import SplitMix, prior_stream, restart_stream
 from loink_ros.core.runtime.tracking import smoothing_share
 
 # Success: the benchmark's tolerances (m, rad), as TRAC-IK's 1e-5.
@@ -49,6 +58,8 @@ DESCENTS = 3
 MAX_ROUNDS = 250
 # Ranked answers closer than this (rad, largest joint difference) count as the same answer.
 DISTINCT = 0.05
+# The stream of the fixed latent samples.
+LATENT_STREAM = 0x4C4F494E4B
 
 
 def prior_spread(problem: KinematicProblem) -> np.ndarray:
@@ -104,41 +115,33 @@ class PoseSolver:
         if not isinstance(solver.problem, KinematicProblem):
             raise ValueError(f'problem {solver.problem.name} has no tip frame')
         self.solver, self.problem = solver, solver.problem
-        self.restarts, self.descents = restarts, descents
+        self.prior_starts, self.restarts, self.descents = prior_starts, restarts, descents
         self.network_for_poses = network_for_poses or self.problem.is_pose
-        rng = np.random.default_rng(0)
-        z = rng.normal(size=(latent_starts, solver.model.latent_dim))
+        z = SplitMix(LATENT_STREAM).normal_rows(np.ones(solver.model.latent_dim), latent_starts)
         self.latents = np.vstack([np.zeros((1, solver.model.latent_dim)), z])
-        self.prior = self._prior(prior_starts, use_prior, rng)
+        self.centre = self.problem.cost_minimiser() if use_prior else None
+        self.spread = prior_spread(self.problem)
         kernel = solver.kernel
-        self.kernel = kernel if kernel is not None and kernel.has_pose else None
+        # The C path takes the network's task from the tip position: not for pose models.
+        compiled = kernel is not None and kernel.has_pose and not self.problem.is_pose
+        self.kernel = kernel if compiled else None
+        self._settings = self._compiled_settings() if compiled else None
 
-    def _prior(self, count: int, around_minimiser: bool,
-               rng: np.random.Generator) -> tuple[np.ndarray | None, np.ndarray]:
-        """(centre, offsets): fixed draws around the cost's minimiser, or (None, uniform
-        starts) when it has none or `around_minimiser` is False."""
-        lower, upper = self.problem.lower, self.problem.upper
-        centre = self.problem.cost_minimiser()
-        if centre is None or not around_minimiser:
-            return None, rng.uniform(lower, upper, size=(count, self.problem.dim))
-        return centre, rng.normal(0.0, prior_spread(self.problem), size=(count, self.problem.dim))
-
-    def _prior_starts(self, request: PoseRequest,
-                      fresh: np.random.Generator | None) -> np.ndarray:
-        """The prior's starts for this request: around the cost's minimiser, moved towards
-        the seed by w / (1 + w) in seed-consistent mode (the latent rule of METHOD.md s.4);
-        the fixed draws, or new ones from `fresh`."""
-        centre, offsets = self.prior
-        if fresh is not None:
-            offsets = (fresh.normal(0.0, prior_spread(self.problem), size=offsets.shape)
-                       if centre is not None else
-                       fresh.uniform(self.problem.lower, self.problem.upper, size=offsets.shape))
-        if centre is None:
-            return offsets
-        w = self._weight(request)
-        if w > 0.0:
-            centre = centre + smoothing_share(w) * (np.asarray(request.seed, float) - centre)
-        return centre + offsets
+    def _compiled_settings(self) -> PoseSettings:
+        """loink_pose_settings of this solver; the arrays it points to live with it."""
+        model, solver = self.solver.model, self.solver
+        self._arrays = [np.ascontiguousarray(a, dtype) for a, dtype in (
+            (self.spread, np.float64), (np.asarray(self.problem.rows), np.int32),
+            (model.task_lower, np.float64), (model.task_upper, np.float64),
+            (self.latents, np.float64),
+            (self.centre if self.centre is not None else np.zeros(0), np.float64))]
+        spread, rows, task_lower, task_upper, latents, centre = self._arrays
+        return PoseSettings(
+            self.prior_starts, self.restarts, self.descents, MAX_ROUNDS, len(self.latents),
+            int(self.network_for_poses), solver._max_iter, solver._tol, DISTINCT, EXACT[0],
+            EXACT[1], centre.ctypes.data if self.centre is not None else None,
+            spread.ctypes.data, rows.ctypes.data, task_lower.ctypes.data,
+            task_upper.ctypes.data, latents.ctypes.data)
 
     def network_task(self, target: PoseTarget) -> np.ndarray:
         """The model's task vector of the target, clipped into the training bounds (a start
@@ -160,21 +163,62 @@ class PoseSolver:
         [the best answer], which says why not. `attempt` k > 0 draws the k-th set of fresh
         starts instead of the fixed ones, for callers that rejected the earlier answers."""
         lower, upper = self._bounds(request)
-        fresh = np.random.default_rng(attempt) if attempt else None
-        starts, sources = self._starts(request, lower, upper, fresh)
-        found, best, tried = self._collect(starts, sources, request, lower, upper, count,
-                                           None, 0)
-        rng = None
-        for _ in range(MAX_ROUNDS):
-            if found or (request.deadline is not None and time.monotonic() >= request.deadline):
-                break
-            rng = rng or np.random.default_rng([attempt, 1])   # the same restarts each time
-            starts = rng.uniform(lower, upper, size=(self.restarts, self.problem.dim))
-            found, best, tried = self._collect(starts, ['restart'] * self.restarts, request,
-                                               lower, upper, count, best, tried)
+        if self.kernel is not None:
+            found, best, tried = self._ranked_compiled(request, lower, upper, count, attempt)
+        else:
+            found, best, tried = self._ranked_numpy(request, lower, upper, count, attempt)
         for answer in found or [best]:
             answer.starts = tried
         return found or [best]
+
+    def _ranked_compiled(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
+                         count: int, attempt: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
+        """loink_pose_ranked, the answers checked by _checked as they are ranked."""
+        target = request.target
+        flat = np.concatenate([target.position, target.rotation.ravel()])
+        lower, upper = np.ascontiguousarray(lower, float), np.ascontiguousarray(upper, float)
+        seed = None if request.seed is None else np.ascontiguousarray(request.seed, float)
+        query = PoseQuery(flat.ctypes.data, int(target.position_only), count, attempt,
+                          lower.ctypes.data, upper.ctypes.data,
+                          None if seed is None else seed.ctypes.data, float(request.seed_weight),
+                          request.tolerance[0], request.tolerance[1], request.deadline or 0.0)
+        errors, n = [], self.problem.dim
+
+        def accept(_context, q_pointer) -> int:
+            try:
+                q = np.ctypeslib.as_array(q_pointer, shape=(n,)).copy()
+                return 0 if self._checked(q, request) is None else 1
+            except Exception as err:  # noqa: BLE001 - raised below, not lost in C
+                errors.append(err)
+                return 1
+
+        result = self.kernel.pose_ranked(self._settings, query, count, ACCEPT(accept))
+        if errors:
+            raise errors[0]
+        answers = []
+        for q, info in zip(result.q, result.info):
+            position, rotation = info[RANKED_POSITION_ERROR], info[RANKED_ROTATION_ERROR]
+            reason = None if result.found else self._failure(q, position, rotation, request)
+            answers.append(PoseAnswer(q.copy(), float(info[RANKED_COST]),
+                                      float(info[RANKED_OBJECTIVE]), float(position),
+                                      float(rotation), SOURCES[int(info[RANKED_SOURCE])],
+                                      result.tried, reason))
+        return (answers, None, result.tried) if result.found else ([], answers[0], result.tried)
+
+    def _ranked_numpy(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
+                      count: int, attempt: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
+        """The reference of loink_pose_ranked: the same starts, draws and ranking."""
+        starts, sources = self._starts(request, lower, upper, attempt)
+        found, best, tried = self._collect(starts, sources, request, lower, upper, count,
+                                           None, 0)
+        draws = restart_stream(attempt)
+        for _ in range(MAX_ROUNDS):
+            if found or (request.deadline is not None and time.monotonic() >= request.deadline):
+                break
+            starts = draws.uniform_rows(lower, upper, self.restarts)
+            found, best, tried = self._collect(starts, ['restart'] * self.restarts, request,
+                                               lower, upper, count, best, tried)
+        return found, best, tried
 
     def _bounds(self, request: PoseRequest) -> tuple[np.ndarray, np.ndarray]:
         lower = self.problem.lower if request.lower is None else np.maximum(request.lower, self.problem.lower)
@@ -182,13 +226,13 @@ class PoseSolver:
         return lower, upper
 
     def _starts(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
-                fresh: np.random.Generator | None) -> tuple[np.ndarray, list[str]]:
+                attempt: int) -> tuple[np.ndarray, list[str]]:
         """The network's answers at the optimum latent (or the seed-consistent one) and at
-        the fixed latent samples, the seed itself in seed-consistent mode, the prior's
-        starts; all clipped to the bounds. With `fresh`, new prior draws from it alone."""
+        the fixed latent samples, the seed itself in seed-consistent mode (both attempt 0
+        only), the prior's draws of this attempt; all clipped to the bounds."""
         seed, w = request.seed, self._weight(request)
         starts, sources = [], []
-        if fresh is None and (request.target.position_only or self.network_for_poses):
+        if attempt == 0 and (request.target.position_only or self.network_for_poses):
             latents = self.latents
             if w > 0.0:
                 latents = latents + smoothing_share(w) * self.solver.latent(
@@ -196,12 +240,24 @@ class PoseSolver:
             y = np.repeat(self.network_task(request.target)[None], len(latents), 0)
             starts = list(self.solver.configurations(y, latents))
             sources = ['optimum'] + ['latent'] * (len(latents) - 1)
-        if w > 0.0 and fresh is None:
+        if w > 0.0 and attempt == 0:
             starts.append(np.asarray(seed, float))
             sources.append('seed')
-        prior = self._prior_starts(request, fresh)
+        prior = self._prior_starts(request, attempt)
         starts = np.clip(np.vstack([*starts, prior]), lower, upper)
         return starts, sources + ['prior'] * len(prior)
+
+    def _prior_starts(self, request: PoseRequest, attempt: int) -> np.ndarray:
+        """The prior's draws of this attempt: around the cost's minimiser, moved towards the
+        seed by w / (1 + w) in seed-consistent mode (the latent rule of METHOD.md s.4), or
+        uniform in the model's limits where there is no minimiser."""
+        draws = prior_stream(attempt)
+        if self.centre is None:
+            return draws.uniform_rows(self.problem.lower, self.problem.upper, self.prior_starts)
+        centre, w = self.centre, self._weight(request)
+        if w > 0.0:
+            centre = centre + smoothing_share(w) * (np.asarray(request.seed, float) - centre)
+        return centre + draws.normal_rows(self.spread, self.prior_starts)
 
     @staticmethod
     def _weight(request: PoseRequest) -> float:
@@ -255,12 +311,17 @@ class PoseSolver:
 
     def _failure(self, q: np.ndarray, position: float, rotation: float,
                  request: PoseRequest) -> str | None:
-        """Why q is no answer: its pose error (the refinement's, then Pinocchio's forward
-        kinematics for a candidate that passes), then self-collision when asked."""
+        """Why q is no answer: its pose error (the refinement's), then _checked."""
         tolerance = request.tolerance
         if position > tolerance[0] or rotation > tolerance[1]:
             return (f'pose error {position:.3g} m, {rotation:.3g} rad above the tolerance '
                     f'{tolerance[0]:g} m, {tolerance[1]:g} rad')
+        return self._checked(q, request)
+
+    def _checked(self, q: np.ndarray, request: PoseRequest) -> str | None:
+        """Why an answer within the tolerances by the refinement is still none: Pinocchio's
+        forward kinematics disagrees, or (when asked) it self-collides; None when valid."""
+        tolerance = request.tolerance
         error = pose_error(self.problem, q, request.target)
         position, rotation = float(np.linalg.norm(error[:3])), float(np.linalg.norm(error[3:]))
         if position > tolerance[0] or rotation > tolerance[1]:
