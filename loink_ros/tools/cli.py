@@ -240,6 +240,22 @@ def cmd_robot(args) -> None:
         raise SystemExit(2) from None
 
 
+def cmd_moveit_library(args) -> None:
+    from loink_ros.core.compiled.build import BuildError
+    from loink_ros.core.compiled.model_library import build_library
+    from loink_ros.core.problems.registry import problem_for_model
+    from loink_ros.core.runtime.model_file import load_model
+    for name in args.models:
+        model = load_model(name)
+        try:
+            build = build_library(model, problem_for_model(model), args.rebuild)
+        except (BuildError, ValueError) as err:
+            print(f'loink moveit-library: {name}: {err}', file=sys.stderr)
+            raise SystemExit(2) from None
+        how = 'up to date' if build.cached else f'built in {build.seconds:.1f} s'
+        print(f'{build.path} ({how})')
+
+
 def cmd_demo(args) -> None:
     from loink_ros.tools.demo import run_demo
     run_demo(args.model)
@@ -404,6 +420,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help='go on when the check fails (answers may be far from optimal)')
     a.add_argument('--json', metavar='FILE', help='also write the summary here')
     p.set_defaults(func=cmd_robot)
+
+    p = sub.add_parser('moveit-library', help="build a model's library for the MoveIt plugin",
+                       description='The library the in-process MoveIt plugin loads for a model '
+                       '(its compiled solve with the weights built in), in '
+                       '<cache>/moveit/<model>-<identity>.so (docs/MOVEIT.md); seconds when it '
+                       'is up to date.')
+    p.add_argument('models', nargs='+', help='shipped model names or model .json paths')
+    p.add_argument('--rebuild', action='store_true', help='build even if it is there')
+    p.set_defaults(func=cmd_moveit_library)
 
     p = sub.add_parser('demo', help='solve, sample and track on a shipped model')
     p.add_argument('--model', default='planar3')

@@ -91,9 +91,10 @@ def compiled_library(problem: Problem, rebuild: bool = False) -> Build:
     return Build(path, False, time.perf_counter() - start)
 
 
-def _build(problem: Problem, path: Path) -> None:
-    """Generate, compile into a temporary file beside `path`, then move it in place (atomic:
-    concurrent builds of the same key leave one whole library)."""
+def _build(problem: Problem, path: Path, extra: dict[str, str] | None = None) -> None:
+    """Generate (with the `extra` C sources, {file name: text}), compile into a temporary file
+    beside `path`, then move it in place (atomic: concurrent builds of the same key leave one
+    whole library)."""
     if shutil.which(compiler()) is None:
         raise BuildError(f'no C compiler: {compiler()!r} is not on PATH (set CC)')
     symbolic = problem.symbolic()
@@ -102,10 +103,11 @@ def _build(problem: Problem, path: Path) -> None:
     from loink_ros.core.compiled.codegen import generate_sources  # CasADi only to build
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent, prefix='.build-') as work:
-        for name, text in generate_sources(symbolic).items():
+        sources = {**generate_sources(symbolic), **(extra or {})}
+        for name, text in sources.items():
             Path(work, name).write_text(text)
         target = Path(work, path.name)
-        sources = [str(KERNEL), str(Path(work, 'problem_functions.c'))]
+        sources = [str(KERNEL), *(str(Path(work, name)) for name in sources if name.endswith('.c'))]
         command = [compiler(), *FLAGS, f'-I{work}', f'-I{PACKAGE}', *sources, '-o', str(target),
                    '-lm']
         if _compile([*command, NATIVE]) is not None:

@@ -1,0 +1,94 @@
+"""The model library of the in-process MoveIt plugin (compiled/model_library.py): the model's
+numbers and the node's pose settings built in, loink_pose_ranked through it gives the node's
+PoseSolver answers bit for bit, and a model without a tip-position task is refused."""
+import ctypes
+import json
+
+import numpy as np
+import pytest
+
+from loink_ros.core.compiled.compiled_kernel import ACCEPT, RANKED_FIELDS, PoseQuery
+from loink_ros.core.compiled.model_library import (
+    build_library, identity, library_path, load_library)
+from loink_ros.core.problems.registry import problem_for_model
+from loink_ros.core.runtime.model_file import load_model
+from loink_ros.core.runtime.pose_refine import PoseTarget
+from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
+from loink_ros.core.runtime.solver import LOInKSolver
+
+
+@pytest.fixture(scope='module', params=['panda_full', 'xarm7_full'])
+def served(request, tmp_path_factory, monkeypatch_module):
+    monkeypatch_module.setenv('LOINK_CACHE_DIR', str(tmp_path_factory.mktemp('cache')))
+    model = load_model(request.param)
+    problem = problem_for_model(model)
+    build = build_library(model, problem)
+    assert not build.cached and build.path == library_path(model)
+    return model, PoseSolver(LOInKSolver(model, problem)), load_library(build.path)
+
+
+@pytest.fixture(scope='module')
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+def library_solve(library, pose_solver: PoseSolver, request: PoseRequest, count: int):
+    """loink_pose_ranked through the library's own data, checked as the node checks."""
+    lib, data = library
+    n = data.n
+    target = np.concatenate([request.target.position, request.target.rotation.ravel()])
+    lower, upper = (np.ascontiguousarray(b, float) for b in pose_solver._bounds(request))
+    query = PoseQuery(target.ctypes.data, int(request.target.position_only), count, 0,
+                      lower.ctypes.data, upper.ctypes.data, None, 0.0, *request.tolerance, 0.0)
+    accept = ACCEPT(lambda _, q: int(pose_solver._checked(
+        np.ctypeslib.as_array(q, shape=(n,)).copy(), request) is not None))
+    q, info, tried = np.empty((count, n)), np.empty((count, RANKED_FIELDS)), ctypes.c_int(0)
+    found = lib.loink_pose_ranked(data.ints, data.reals, ctypes.byref(data.settings),
+                                  ctypes.byref(query), accept, None, q.ctypes.data,
+                                  info.ctypes.data, ctypes.byref(tried))
+    return q[:max(found, 1)], found
+
+
+def test_the_library_holds_the_model_and_its_settings(served):
+    model, pose_solver, (_, data) = served
+    problem = pose_solver.problem
+    assert data.abi == 1 and data.model_name.decode() == model.name
+    assert data.identity.decode() == identity(model.path)
+    assert [data.joint_names[i].decode() for i in range(data.n)] == list(problem.joint_names)
+    assert (data.base_frame.decode(), data.tip_frame.decode()) == (problem.base_frame,
+                                                                   problem.tip_frame)
+    assert np.array_equal(np.ctypeslib.as_array(data.lower, shape=(data.n,)), problem.lower)
+    settings = data.settings
+    assert (settings.prior_count, settings.restarts, settings.descents) == (
+        pose_solver.prior_starts, pose_solver.restarts, pose_solver.descents)
+
+
+def test_the_library_answers_as_the_node_does(served):
+    _, pose_solver, library = served
+    problem = pose_solver.problem
+    for q in problem.sample_collision_free(8, np.random.default_rng(21)):
+        target = PoseTarget(*problem.tip_pose(q))
+        for goal in (target, PoseTarget(target.position, target.rotation, True)):
+            request = PoseRequest(goal, avoid_collisions=True)
+            node = pose_solver.solve_ranked(request, 3)
+            answers, found = library_solve(library, pose_solver, request, 3)
+            assert found == len(node) and found >= 1
+            assert all(np.array_equal(a, b.q) for a, b in zip(answers, node))
+
+
+def test_a_model_that_is_not_a_tip_position_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
+    model = load_model('planar3')
+    with pytest.raises(ValueError, match='not the tip position'):
+        build_library(model, problem_for_model(model))
+
+
+def test_a_retrained_model_gets_another_library(tmp_path):
+    model = load_model('panda_full')
+    meta = json.loads(model.path.read_text())
+    meta['model_version'] = 'retrained'
+    (tmp_path / meta['onnx']).write_bytes(model.onnx_path.read_bytes())
+    path = tmp_path / 'panda_full.json'
+    path.write_text(json.dumps(meta))
+    assert library_path(load_model(str(path))) != library_path(model)
