@@ -45,7 +45,8 @@ def test_ros_and_loink_interfaces_import():
         'EMPTY_REQUEST': 3, 'TASK_OUT_OF_BOUNDS': 4, 'INVALID_COUNT': 5,
         'INVALID_SPREAD': 6, 'INVALID_LATENT': 7, 'INVALID_SEED_STATE': 8,
         'NO_SOLUTION': 9, 'REQUEST_TOO_LARGE': 10, 'INVALID_POSE': 11, 'INVALID_LINK': 12,
-        'INVALID_FRAME': 13, 'POSE_NOT_SERVED': 14, 'INTERNAL_ERROR': 99,
+        'INVALID_FRAME': 13, 'POSE_NOT_SERVED': 14, 'POSE_UNREACHABLE': 15,
+        'INTERNAL_ERROR': 99,
     }
     for name, value in codes.items():
         assert getattr(loink_msgs.msg.ErrorCode, name) == value, name

@@ -142,6 +142,38 @@ def test_panda_arm_request(panda_node):
         assert not math.isnan(sum(state.position))
 
 
+@pytest.mark.parametrize('case', ['just_beyond', '5_m'])
+def test_positions_beyond_the_reach_get_no_ik_solution_at_once(panda_node, case):
+    """config/panda.yaml is position-only: the certified reach of the hand (1.19 m) plus
+    task_tolerance (0.002 m) decides, well before the 1 s timeout."""
+    import time
+
+    from loink_msgs.srv import GetModelInfo
+    from loink_ros.core.problems.reach import reach
+    from loink_ros.core.problems.registry import make_problem
+    info = panda_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
+    panda = make_problem('panda')
+    position = {'just_beyond': [0.0, 0.0, reach(panda).bound + 0.002 + 1e-3],
+                '5_m': [3.0, 0.0, 4.0]}[case]
+    request = ik_request(group='panda_arm', link='panda_link8', frame=info.base_frame,
+                         names=list(info.joint_names),
+                         positions=list(0.5 * (np.asarray(info.joint_lower)
+                                               + np.asarray(info.joint_upper))))
+    request.ik_request.timeout.sec = 1
+    point = request.ik_request.pose_stamped.pose.position
+    point.x, point.y, point.z = position
+    began = time.monotonic()
+    response = compute_ik(panda_node, request)
+    assert time.monotonic() - began < 0.5
+    message = response.error_code.message
+    assert response.error_code.val == code('NO_IK_SOLUTION'), message
+    assert f'pose of panda_link8 puts panda_hand {math.hypot(*position):.3g} m from ' \
+        f"{info.base_frame}, beyond the arm's reach (at most 1.19 m" in message
+    point.x, point.y, point.z = map(float, panda.task(panda.example_configuration())[0])
+    response = compute_ik(panda_node, request)
+    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+
+
 # A hand position by the base where the Panda model's optimum has the fingers on link 1.
 COLLIDING_OPTIMUM = (0.1611, -0.0153, 0.159)
 

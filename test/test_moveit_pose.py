@@ -85,13 +85,55 @@ def test_a_link_fixed_to_the_hand_is_served_with_its_own_pose(node, panda):
     assert np.linalg.norm(pin.log6(reached.actInv(placement)).vector) <= 1e-4
 
 
-def test_unreachable_pose_times_out_within_its_timeout(node):
+# Within reach (1.17 m straight up, the arm all but stretched) but the hand pointing down:
+# no configuration has that pose, and that is not certain before the search.
+UNSOLVABLE = ([0.0, 0.0, 1.17], np.diag([1.0, -1.0, -1.0]))
+
+
+def test_an_unsolvable_pose_in_reach_times_out_within_its_timeout(node):
     import time
     began = time.monotonic()
-    response = compute_ik(node, pose_request([2.0, 0.0, 0.5], np.eye(3), timeout=0.02))
+    response = compute_ik(node, pose_request(*UNSOLVABLE, timeout=0.02))
     assert response.error_code.val == code('TIMED_OUT')
     assert 'pose error' in response.error_code.message
     assert time.monotonic() - began < 2.0
+    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
+
+
+@pytest.fixture(scope='module')
+def reach_bound(panda):
+    from loink_ros.core.problems.reach import reach
+    return reach(panda).bound
+
+
+# Straight up just beyond the bound plus panda_full.yaml's task_tolerance (1e-5 m), 5 m away,
+# and absurd but finite coordinates.
+BEYOND = {'just_beyond': lambda bound: [0.0, 0.0, bound + 1e-5 + 1e-3],
+          '5_m': lambda bound: [3.0, 0.0, 4.0],
+          '1e300': lambda bound: [1e300, -1e300, 1e300]}
+
+
+@pytest.mark.parametrize('position_only', [False, True])
+@pytest.mark.parametrize('case', BEYOND)
+def test_poses_beyond_the_reach_get_no_ik_solution_at_once(node, reach_bound, case,
+                                                            position_only):
+    """NO_IK_SOLUTION well before the 1 s timeout (not TIMED_OUT after it), full pose or
+    position_only_ik."""
+    import math
+    import time
+    position = BEYOND[case](reach_bound)
+    assert all(r.successful for r in node.set(position_only_ik=position_only))
+    try:
+        began = time.monotonic()
+        response = compute_ik(node, pose_request(position, np.eye(3), timeout=1.0))
+        elapsed = time.monotonic() - began
+    finally:
+        assert all(r.successful for r in node.set(position_only_ik=False))
+    message = response.error_code.message
+    assert response.error_code.val == code('NO_IK_SOLUTION'), message
+    assert f"pose {math.hypot(*position):.3g} m from panda_link0, beyond the arm's reach " \
+        '(at most 1.19 m' in message
+    assert elapsed < 0.5, elapsed
     assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
 
 

@@ -6,7 +6,8 @@ and rotation_tolerance rad), or the position alone with position_only_ik; the an
 lowest-cost one found (plus seed_consistency ||q - seed||^2 when that weight is > 0), inside
 the joint limits narrowed by the request's joint constraints, checked by forward kinematics,
 and free of self-collision when avoid_collisions is set and the robot has an SRDF.
-ik_request.timeout (else ik_timeout) is the deadline of its random-restart fallback.
+ik_request.timeout (else ik_timeout) is the deadline of its random-restart fallback; a pose
+beyond the arm's certified reach (core/problems/reach.py) is NO_IK_SOLUTION at once.
 Position, orientation and visibility constraints are refused (INVALID_GOAL_CONSTRAINTS).
 
 Models whose task is only some axes of the tip position (planar3: x) are position-only: those
@@ -133,9 +134,13 @@ class MoveItIK:
     def solve_pose(self, ik: PositionIKRequest, seed: np.ndarray | None,
                    bounds: tuple[np.ndarray, np.ndarray] | None, settings: Settings,
                    deadline: float, avoid_collisions: bool) -> PoseAnswer:
-        """The PoseSolver's answer to the request's pose (or position)."""
+        """The PoseSolver's answer to the request's pose (or position); NO_IK_SOLUTION at
+        once for one beyond the arm's reach."""
         target = self.links.target(ik.pose_stamped.pose, ik.ik_link_name,
                                    settings.position_only_ik)
+        unreachable = self.links.beyond_reach(target, settings.task_tolerance, ik.ik_link_name)
+        if unreachable is not None:
+            raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, unreachable)
         weight = settings.seed_consistency if seed is not None else 0.0
         lower, upper = bounds if bounds is not None else (None, None)
         request = PoseRequest(target, seed if weight > 0.0 else None, weight, lower, upper,

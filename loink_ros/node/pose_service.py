@@ -44,7 +44,8 @@ class PoseService:
     @guarded
     def solve_pose(self, request: SolvePose.Request, response: SolvePose.Response) -> None:
         """Up to `count` valid answers, cheapest first; NO_SOLUTION with the closest answer
-        when none is valid by the deadline."""
+        when none is valid by the deadline; POSE_UNREACHABLE, no answer, at once for a pose
+        beyond the arm's reach."""
         began = time.monotonic()
         settings = self.settings()
         pose_request, count = self.pose_request(request, settings, began)
@@ -94,6 +95,9 @@ class PoseService:
         lower, upper = self.joint_range(request)
         timeout = request.timeout.sec + 1e-9 * request.timeout.nanosec or settings.ik_timeout
         avoid = request.avoid_collisions and self.solver.problem.has_collision_model
+        unreachable = self.links.beyond_reach(target, settings.task_tolerance, request.link)
+        if unreachable is not None:
+            raise SolverError(ErrorCode.POSE_UNREACHABLE, unreachable)
         return PoseRequest(target, seed if weight > 0.0 else None, weight, lower, upper,
                            began + timeout, avoid,
                            (settings.task_tolerance, settings.rotation_tolerance)), count

@@ -1,10 +1,13 @@
 """Requested poses -> the tip's PoseTarget: the links that may be asked for, their
 conversion to the tip, and the checks of a pose (GetPositionIK and SolvePose share them)."""
 
+import math
+
 import numpy as np
 from geometry_msgs.msg import Pose
 
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.reach import reach
 from loink_ros.core.problems.rotation_chart import quaternion_matrix
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
@@ -24,9 +27,12 @@ class PoseLinks:
     pose, one at the tip's position for a position-only one."""
 
     def __init__(self, problem: KinematicProblem):
-        self.tip = problem.tip_frame
+        self.tip, self.base = problem.tip_frame, problem.base_frame
         self.same_position = problem.same_position_links()
         self.rigid = problem.rigid_links()
+        # The tip's certified reach (m), once per node (~0.1 s on a 7-joint arm): a target
+        # farther away is refused at once rather than searched for until the deadline.
+        self.reach = reach(problem).bound
 
     def served(self, position_only: bool) -> list[str]:
         """The tip first, then the others, sorted."""
@@ -40,11 +46,25 @@ class PoseLinks:
             raise ValueError(f'link {link!r}: this solver serves {self.served(position_only)}')
         p, o = pose.position, pose.orientation
         position = np.array([p.x, p.y, p.z])
-        rotation = quaternion_matrix([o.x, o.y, o.z, o.w])
+        quaternion = np.array([o.x, o.y, o.z, o.w])
+        # Scaled first: the norm of a quaternion of 1e300 (or 1e-300) would overflow (or
+        # vanish), and any non-zero length stands for the same rotation.
+        rotation = quaternion_matrix(quaternion / np.abs(quaternion).max())
         if link and not position_only:
             offset = self.rigid[link]
             position, rotation = position + rotation @ offset.translation, rotation @ offset.rotation
         return PoseTarget(position, rotation, position_only)
+
+    def beyond_reach(self, target: PoseTarget, tolerance: float, link: str = '') -> str | None:
+        """Why the tip's target is certainly unreachable: farther from the base origin than
+        the tip's reach plus the position tolerance; None when it may be reachable."""
+        distance = math.hypot(*target.position)  # no overflow for 1e300 coordinates
+        if distance <= self.reach + tolerance:
+            return None
+        where = f'pose {distance:.3g} m' if link in ('', self.tip) else \
+            f'pose of {link} puts {self.tip} {distance:.3g} m'
+        return (f"{where} from {self.base}, beyond the arm's reach (at most {self.reach:.3g} m"
+                f', position tolerance {tolerance:g} m)')
 
 
 def pose_problem(pose: Pose) -> str | None:

@@ -15,6 +15,7 @@ from loink_ros.core.compiled.build import Build, _build, cache_dir, cache_key
 from loink_ros.core.compiled.compiled_kernel import ACCEPT, PoseQuery, PoseSettings
 from loink_ros.core.compiled.packed_model import pack
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.reach import reach
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime.model_file import ModelFile
 
@@ -75,7 +76,8 @@ def model_source(model: ModelFile, problem: Problem) -> str:
         'static const loink_model_data data = {',
         f'  LOINK_MODEL_ABI, {_string(model.name)}, {_string(identity(model.path))},'
         f' {problem.dim}, joint_names,',
-        f'  {_string(problem.base_frame)}, {_string(problem.tip_frame)}, lower, upper, ints, reals,',
+        f'  {_string(problem.base_frame)}, {_string(problem.tip_frame)}, lower, upper,'
+        f' {reach(problem).bound.hex()}, ints, reals,',
         f'  {{{pose.prior_starts}, {pose.restarts}, {pose.descents}, {MAX_ROUNDS},'
         f' {len(pose.latents)}, {int(pose.network_for_poses)}, {solver._max_iter},'
         f' {solver._tol.hex()}, {DISTINCT.hex()}, {EXACT[0].hex()}, {EXACT[1].hex()},',
@@ -102,7 +104,8 @@ class ModelData(ctypes.Structure):
                 ('joint_names', ctypes.POINTER(ctypes.c_char_p)),
                 ('base_frame', ctypes.c_char_p), ('tip_frame', ctypes.c_char_p),
                 ('lower', ctypes.POINTER(ctypes.c_double)),
-                ('upper', ctypes.POINTER(ctypes.c_double)), ('ints', ctypes.c_void_p),
+                ('upper', ctypes.POINTER(ctypes.c_double)), ('reach', ctypes.c_double),
+                ('ints', ctypes.c_void_p),
                 ('reals', ctypes.c_void_p), ('settings', PoseSettings)]
 
 

@@ -21,6 +21,7 @@ class ErrorCode(IntEnum):
     INVALID_LINK = 12
     INVALID_FRAME = 13
     POSE_NOT_SERVED = 14
+    POSE_UNREACHABLE = 15
     INTERNAL_ERROR = 99
 
 
