@@ -16,22 +16,15 @@ TOOLS=.ros2tools
 REQUIREMENTS=(requirements-no-ros.txt requirements.txt requirements-test.txt)
 
 log() { echo "[setup] $*"; }
-# Quiet pip. This machine's pip config names local indexes that lack many projects,
-# and pip warns once per project about each: drop those lines only.
-pip_install() {
-  python -m pip install -q "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
-}
-
-files_hash() {  # folder: the sha256 of every file in it, by path
-  (cd "$1" && find . -type f | LC_ALL=C sort | xargs -r sha256sum) | sha256sum | cut -d' ' -f1
-}
+# shellcheck source=scripts/setup_lib.sh
+source scripts/setup_lib.sh   # pip_install, files_hash, fix_wheel_cmake
 # What .ros2tools is built from: its sources and the ROS wheels it builds against.
 tools_hash() { { files_hash "$SHARED_TOOLS"; cat requirements-no-ros.txt; } | sha256sum | cut -d' ' -f1; }
 
 # Everything whose change needs a re-run; the shared folders count when present.
 inputs_hash() {
   {
-    cat "${REQUIREMENTS[@]}" requirements-train.txt setup.py setup.cfg package.xml scripts/setup.sh
+    cat "${REQUIREMENTS[@]}" requirements-train.txt setup.py setup.cfg package.xml scripts/setup.sh scripts/setup_lib.sh
     files_hash loink_msgs
     # The ament index holds one link per file of these: adding or removing one re-registers.
     find launch config models resource -type f 2>/dev/null | LC_ALL=C sort
@@ -67,31 +60,13 @@ fi
 source "$VENV/bin/activate"
 
 log "pip: upgrading pip"
-pip_install --upgrade pip
+pip_install python --upgrade pip
 log "pip: installing ${REQUIREMENTS[*]} (a fresh venv takes a few minutes)"
 REQ_ARGS=(); for r in "${REQUIREMENTS[@]}"; do REQ_ARGS+=(-r "$r"); done
-pip_install "${REQ_ARGS[@]}"
+pip_install python "${REQ_ARGS[@]}"
 
-# The wheels' CMake exports name the wheel builder's Python/numpy include dirs.
 log "fixing CMake include paths of the ROS wheels"
-python - <<'PY'
-import pathlib, sys, sysconfig
-import numpy
-subs = {
-    '/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include': numpy.get_include(),
-    '/opt/python/cp311-cp311/include/python3.11': sysconfig.get_paths()['include'],
-}
-n = 0
-for p in pathlib.Path(sys.prefix, 'share').rglob('*.cmake'):
-    text = p.read_text(encoding='utf-8', errors='surrogateescape')
-    new = text
-    for old, rep in subs.items():
-        new = new.replace(old, rep)
-    if new != text:
-        p.write_text(new, encoding='utf-8', errors='surrogateescape')
-        n += 1
-print(f'[setup]   rewrote {n} file(s)')
-PY
+fix_wheel_cmake python
 
 log "pip: installing loink_ros in editable mode"
 mkdir -p .colcon

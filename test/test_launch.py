@@ -176,15 +176,14 @@ def test_parameter_file_sets_every_parameter_validly(path):
     assert values['model'] == path.stem
 
 
-def test_kinematics_yaml_points_at_the_panda_node():
-    from loink_ros.tools.bench_node import resolve
+def test_kinematics_yaml_names_the_panda_nodes_model():
+    """In-process, on the model the panda_full node serves, for the group it names."""
     kinematics = yaml.safe_load((REPO / 'config' / 'kinematics.yaml').read_text())
     panda = node_parameters(REPO / 'config' / 'panda_full.yaml')
     group = kinematics[panda['group_name']]
     plugin = (REPO / 'loink_kinematics' / 'loink_kinematics_plugin.xml').read_text()
     assert f'<class name="{group["kinematics_solver"]}"' in plugin
-    # The launch file's default namespace is /loink and the node is named loink_node.
-    assert group['loink_service'] == resolve('~/solve_pose', '/loink')
+    assert group['loink_model'] == panda['model'] and 'loink_service' not in group
     assert group['position_only_ik'] == panda['position_only_ik']
 
 

@@ -175,3 +175,34 @@ def test_ros2_launch_serves_the_exported_model(ur5, tmp_path):
     finally:
         code = node.stop()
     assert code == 0 and 'Traceback' not in node.output(), node.output()
+
+
+def test_the_moveit_library_of_a_described_arm_answers_full_poses(ur5, tmp_path, monkeypatch):
+    """`loink moveit-library <model json>` for the trained UR5 (docs/ROBOT.md's MoveIt lines):
+    the in-process plugin's library, with the URDF's limits, answers full poses as the node
+    does."""
+    from loink_ros.core.compiled.model_library import load_library
+    from loink_ros.core.problems.registry import problem_for_model
+    from loink_ros.core.runtime.model_file import load_model
+    from loink_ros.core.runtime.pose_refine import PoseTarget
+    from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
+    from loink_ros.core.runtime.solver import LOInKSolver
+    from test_model_library import library_solve
+    _, summary, _ = ur5
+    monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
+    built = loink('moveit-library', summary['model'])
+    assert built.returncode == 0, built.stderr
+    library = load_library(built.stdout.split()[0])
+    model = load_model(summary['model'])
+    pose_solver = PoseSolver(LOInKSolver(model, problem_for_model(model)))
+    problem = pose_solver.problem
+    assert np.array_equal(np.ctypeslib.as_array(library[1].lower, shape=(6,)), problem.lower)
+    solved = 0
+    for q in problem.sample(10, np.random.default_rng(3)):
+        request = PoseRequest(PoseTarget(*problem.tip_pose(q)))
+        node = pose_solver.solve_ranked(request, 2)
+        answers, found = library_solve(library, pose_solver, request, 2)
+        assert found == (len(node) if node[0].success else 0)
+        assert all(np.array_equal(a, b.q) for a, b in zip(answers, node))
+        solved += found > 0
+    assert solved >= 9

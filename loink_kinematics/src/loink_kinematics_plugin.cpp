@@ -90,6 +90,7 @@ int32_t moveitCode(int32_t loink)
   switch (loink)
   {
     case ErrorCode::NO_SOLUTION:
+    case ErrorCode::POSE_UNREACHABLE:  // known before any search: answered at once, not retried
       return MoveItErrorCodes::NO_IK_SOLUTION;
     case ErrorCode::INVALID_POSE:
       return MoveItErrorCodes::INVALID_GOAL_CONSTRAINTS;
@@ -105,6 +106,26 @@ int32_t moveitCode(int32_t loink)
     default:
       return MoveItErrorCodes::FAILURE;
   }
+}
+
+// Answers closer than this (rad, largest joint difference) are one answer (pose_solver.DISTINCT).
+constexpr double DISTINCT = 0.05;
+
+double maxDifference(const std::vector<double>& a, const std::vector<double>& b)
+{
+  double largest = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    largest = std::max(largest, std::fabs(a[i] - b[i]));
+  return largest;
+}
+
+// The L1 distance MoveIt's getNearestIKSolution test measures.
+double distance(const std::vector<double>& a, const std::vector<double>& b)
+{
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    sum += std::fabs(a[i] - b[i]);
+  return sum;
 }
 
 geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
@@ -152,8 +173,10 @@ bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, cons
   const auto positive = [](const double& v) { return v > 0.0; };
   const auto not_negative = [](const double& v) { return v >= 0.0; };
   std::string errors;
-  service_ = groupParameter<std::string>(node, group_name, "loink_service", "/loink/loink_node/solve_pose", errors,
-                                         [](const std::string& v) { return !v.empty(); });
+  InProcessSolver::Options in_process;
+  in_process.model = groupParameter<std::string>(node, group_name, "loink_model", "", errors);
+  in_process.library = groupParameter<std::string>(node, group_name, "loink_library", "", errors);
+  service_ = groupParameter<std::string>(node, group_name, "loink_service", "", errors);
   position_only_ = groupParameter<bool>(node, group_name, "position_only_ik", false, errors);
   seed_consistency_ = groupParameter<double>(node, group_name, "seed_consistency", 0.0, errors, not_negative);
   position_tolerance_ = groupParameter<double>(node, group_name, "position_tolerance", 1e-5, errors, positive);
@@ -161,12 +184,38 @@ bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, cons
   solutions_per_call_ = groupParameter<int>(node, group_name, "solutions_per_call", 8, errors,
                                             [](const int& v) { return v >= 1 && v <= 10000; });
   const double wait = groupParameter<double>(node, group_name, "service_wait", 2.0, errors, not_negative);
+  if (in_process.model.empty() == service_.empty())
+    errors += " set either loink_model (in-process, e.g. panda_full or a model .json) or loink_service (a running "
+              "loink_node's ~/solve_pose);";
   if (!errors.empty())
   {
     RCLCPP_ERROR(LOGGER, "group '%s': kinematics.yaml:%s see docs/MOVEIT.md", group_name.c_str(), errors.c_str());
     return false;
   }
+  if (!service_.empty())
+    return initializeService(node, group_name, wait);
 
+  in_process.position_only = position_only_;
+  in_process.position_tolerance = position_tolerance_;
+  in_process.orientation_tolerance = orientation_tolerance_;
+  const LinkTransform transform = [this](const std::vector<double>& q, const std::string& link) {
+    return linkTransform(q, robot_model_->getLinkModel(link));
+  };
+  std::string why_not;
+  inprocess_ = InProcessSolver::create(*group_, base_frame_, getTipFrame(), transform, in_process, why_not);
+  if (!inprocess_)
+  {
+    RCLCPP_ERROR(LOGGER, "group '%s': %s", group_name.c_str(), why_not.c_str());
+    return false;
+  }
+  RCLCPP_INFO(LOGGER, "group '%s' (%zu joints, tip %s): answers in-process from %s", group_name.c_str(),
+              joint_names_.size(), getTipFrame().c_str(), inprocess_->library().path().c_str());
+  return true;
+}
+
+bool LOInKKinematicsPlugin::initializeService(const rclcpp::Node::SharedPtr& node, const std::string& group_name,
+                                              double wait)
+{
   rclcpp::NodeOptions options;
   options.start_parameter_services(false).start_parameter_event_publisher(false).use_global_arguments(false);
   client_node_ = std::make_shared<rclcpp::Node>(clientNodeName(node->get_name(), group_name),
@@ -250,8 +299,49 @@ bool LOInKKinematicsPlugin::getPositionIK(const geometry_msgs::msg::Pose& ik_pos
                                           moveit_msgs::msg::MoveItErrorCodes& error_code,
                                           const kinematics::KinematicsQueryOptions& /*options*/) const
 {
-  // The answer nearest the seed, without re-seeding (KinematicsBase's contract).
+  // The answer nearest the seed (KinematicsBase's contract). A seed that already solves the
+  // pose is that answer itself: the node's weighted search may leave it for another branch.
+  if (isSeed(ik_seed_state) && checked(ik_seed_state, ik_pose))
+  {
+    solution = ik_seed_state;
+    error_code.val = moveit_msgs::msg::MoveItErrorCodes::SUCCESS;
+    return true;
+  }
+  if (inprocess_ && validRequest(ik_seed_state, {}, error_code))
+  {
+    // The nearest of the answers the multiple-solution call gives, so that the two agree.
+    const auto answers = nearSeed(ik_pose, ik_seed_state);
+    const auto nearest = std::min_element(answers.begin(), answers.end(), [&](const auto& a, const auto& b) {
+      return distance(a, ik_seed_state) < distance(b, ik_seed_state);
+    });
+    if (nearest == answers.end())
+    {
+      error_code.val = moveit_msgs::msg::MoveItErrorCodes::NO_IK_SOLUTION;
+      return false;
+    }
+    solution = *nearest;
+    error_code.val = moveit_msgs::msg::MoveItErrorCodes::SUCCESS;
+    return true;
+  }
+  // Otherwise one request kept near the seed, without re-seeding.
   return search(ik_pose, ik_seed_state, default_timeout_, {}, solution, IKCallbackFn(), error_code, 100.0, 1);
+}
+
+std::vector<std::vector<double>> LOInKKinematicsPlugin::nearSeed(const geometry_msgs::msg::Pose& ik_pose,
+                                                                 const std::vector<double>& seed) const
+{
+  const InProcessSolver::Accept accept = [&](const std::vector<double>& q) { return checked(q, ik_pose); };
+  const Eigen::Isometry3d pose = toEigen(ik_pose);
+  const double deadline = InProcessSolver::monotonicNow() + default_timeout_;
+  const auto& lower = inprocess_->lower();
+  const auto& upper = inprocess_->upper();
+  auto answers = inprocess_->solve(pose, seed, 0.0, lower, upper, deadline, solutions_per_call_, accept).answers;
+  // The answer kept near the seed (weight 100, as the service mode asks), unless one of the
+  // ranked ones is the same answer.
+  for (const auto& q : inprocess_->solve(pose, seed, 100.0, lower, upper, deadline, 1, accept).answers)
+    if (std::none_of(answers.begin(), answers.end(), [&](const auto& a) { return maxDifference(a, q) <= DISTINCT; }))
+      answers.push_back(q);
+  return answers;
 }
 
 bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
@@ -301,18 +391,11 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
                                    unsigned attempts) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
-  const std::size_t n = joint_names_.size();
-  const auto finite = [](double v) { return std::isfinite(v); };
-  if (seed.size() != n || !std::all_of(seed.begin(), seed.end(), finite) ||
-      (!consistency_limits.empty() &&
-       (consistency_limits.size() != n ||
-        !std::all_of(consistency_limits.begin(), consistency_limits.end(), [](double v) { return v >= 0.0; }))))
-  {
-    RCLCPP_WARN(LOGGER, "group '%s': a seed of %zu finite values and consistency limits (none, or %zu values "
-                "of at least 0) are needed", getGroupName().c_str(), n, n);
-    error_code.val = MoveItErrorCodes::INVALID_ROBOT_STATE;
+  if (!validRequest(seed, consistency_limits, error_code))
     return false;
-  }
+  if (inprocess_)
+    return searchInProcess(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code,
+                           seed_weight);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout > 0.0 ? timeout : default_timeout_));
   error_code.val = MoveItErrorCodes::NO_IK_SOLUTION;
@@ -373,6 +456,101 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
   return false;
 }
 
+bool LOInKKinematicsPlugin::validRequest(const std::vector<double>& seed, const std::vector<double>& consistency_limits,
+                                         moveit_msgs::msg::MoveItErrorCodes& error_code) const
+{
+  const std::size_t n = joint_names_.size();
+  if (isSeed(seed) &&
+      (consistency_limits.empty() ||
+       (consistency_limits.size() == n &&
+        std::all_of(consistency_limits.begin(), consistency_limits.end(), [](double v) { return v >= 0.0; }))))
+    return true;
+  RCLCPP_WARN(LOGGER, "group '%s': a seed of %zu finite values and consistency limits (none, or %zu values "
+              "of at least 0) are needed", getGroupName().c_str(), n, n);
+  error_code.val = moveit_msgs::msg::MoveItErrorCodes::INVALID_ROBOT_STATE;
+  return false;
+}
+
+bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
+                                            double timeout, const std::vector<double>& consistency_limits,
+                                            std::vector<double>& solution, const IKCallbackFn& solution_callback,
+                                            moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight) const
+{
+  using moveit_msgs::msg::MoveItErrorCodes;
+  const double deadline = InProcessSolver::monotonicNow() + (timeout > 0.0 ? timeout : default_timeout_);
+  const auto& p = ik_pose.position;
+  const auto& o = ik_pose.orientation;
+  const double values[7] = { p.x, p.y, p.z, o.x, o.y, o.z, o.w };
+  if (!std::all_of(values, values + 7, [](double v) { return std::isfinite(v); }) ||
+      (o.x == 0.0 && o.y == 0.0 && o.z == 0.0 && o.w == 0.0))
+  {
+    RCLCPP_WARN(LOGGER, "group '%s': the pose has a non-finite value or the zero quaternion",
+                getGroupName().c_str());
+    error_code.val = MoveItErrorCodes::INVALID_GOAL_CONSTRAINTS;
+    return false;
+  }
+  std::vector<double> lower = inprocess_->lower(), upper = inprocess_->upper();
+  for (std::size_t i = 0; i < consistency_limits.size(); ++i)
+  {
+    lower[i] = std::max(lower[i], seed[i] - consistency_limits[i]);
+    upper[i] = std::min(upper[i], seed[i] + consistency_limits[i]);
+  }
+  const InProcessSolver::Accept accept = [&](const std::vector<double>& q) {
+    if (!checked(q, ik_pose))
+      return false;
+    if (!solution_callback)
+      return true;
+    moveit_msgs::msg::MoveItErrorCodes verdict;
+    solution_callback(ik_pose, q, verdict);
+    return verdict.val == MoveItErrorCodes::SUCCESS;
+  };
+  const InProcessSolver::Outcome outcome =
+      inprocess_->solve(toEigen(ik_pose), seed, seed_weight, lower, upper, deadline, 1, accept);
+  if (outcome.answers.empty())
+  {
+    // Certain (beyond reach, no configuration in the bounds): no solution; else out of time.
+    const bool certain = outcome.unreachable || InProcessSolver::monotonicNow() < deadline;
+    error_code.val = certain ? MoveItErrorCodes::NO_IK_SOLUTION : MoveItErrorCodes::TIMED_OUT;
+    return false;
+  }
+  solution = outcome.answers.front();
+  error_code.val = MoveItErrorCodes::SUCCESS;
+  return true;
+}
+
+bool LOInKKinematicsPlugin::getPositionIK(const std::vector<geometry_msgs::msg::Pose>& ik_poses,
+                                          const std::vector<double>& ik_seed_state,
+                                          std::vector<std::vector<double>>& solutions,
+                                          kinematics::KinematicsResult& result,
+                                          const kinematics::KinematicsQueryOptions& options) const
+{
+  if (!inprocess_)
+    return KinematicsBase::getPositionIK(ik_poses, ik_seed_state, solutions, result, options);
+  result.solution_percentage = 0.0;
+  solutions.clear();
+  moveit_msgs::msg::MoveItErrorCodes error_code;
+  if (options.discretization_method != kinematics::DiscretizationMethods::NO_DISCRETIZATION)
+    result.kinematic_error = kinematics::KinematicErrors::UNSUPORTED_DISCRETIZATION_REQUESTED;
+  else if (ik_poses.size() != 1)
+    result.kinematic_error = ik_poses.empty() ? kinematics::KinematicErrors::EMPTY_TIP_POSES :
+                                                kinematics::KinematicErrors::MULTIPLE_TIPS_NOT_SUPPORTED;
+  else if (!validRequest(ik_seed_state, {}, error_code))
+    result.kinematic_error = kinematics::KinematicErrors::IK_SEED_OUTSIDE_LIMITS;
+  else
+  {
+    // A seed that solves the pose first: it is the nearest answer (getPositionIK's).
+    if (checked(ik_seed_state, ik_poses[0]))
+      solutions.push_back(ik_seed_state);
+    for (const auto& q : nearSeed(ik_poses[0], ik_seed_state))
+      if (solutions.empty() || maxDifference(solutions.front(), q) > DISTINCT)
+        solutions.push_back(q);
+    result.kinematic_error =
+        solutions.empty() ? kinematics::KinematicErrors::NO_SOLUTION : kinematics::KinematicErrors::OK;
+    result.solution_percentage = solutions.empty() ? 0.0 : 1.0;
+  }
+  return result.kinematic_error == kinematics::KinematicErrors::OK;
+}
+
 LOInKKinematicsPlugin::SolvePose::Request::SharedPtr
 LOInKKinematicsPlugin::request(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
                                const std::vector<double>& consistency_limits, double seed_weight, unsigned attempt,
@@ -401,6 +579,11 @@ LOInKKinematicsPlugin::request(const geometry_msgs::msg::Pose& ik_pose, const st
   return req;
 }
 
+bool LOInKKinematicsPlugin::isSeed(const std::vector<double>& q) const
+{
+  return q.size() == joint_names_.size() && std::all_of(q.begin(), q.end(), [](double v) { return std::isfinite(v); });
+}
+
 std::vector<double> LOInKKinematicsPlugin::groupJoints(const sensor_msgs::msg::JointState& state) const
 {
   std::vector<double> q(joint_names_.size());
@@ -425,7 +608,7 @@ bool LOInKKinematicsPlugin::checked(const std::vector<double>& q, const geometry
       return false;
   const Eigen::Isometry3d reached = linkTransform(q, robot_model_->getLinkModel(getTipFrame()));
   const Eigen::Isometry3d wanted = toEigen(ik_pose);
-  if ((reached.translation() - wanted.translation()).norm() > position_tolerance_)
+  if (!((reached.translation() - wanted.translation()).norm() <= position_tolerance_))  // NaN in the pose fails too
     return false;
   return position_only_ ||
          Eigen::AngleAxisd(reached.linear().transpose() * wanted.linear()).angle() <= orientation_tolerance_;

@@ -319,6 +319,18 @@ TEST(Plugin, GetPositionIKAnswersNearTheSeed)
   }
 }
 
+// The nearest answer to a seed that solves the pose is the seed, bit for bit.
+TEST(Plugin, GetPositionIKGivesBackASeedThatSolvesThePose)
+{
+  for (const Reference& r : world->references)
+  {
+    std::vector<double> solution;
+    MoveItErrorCodes code;
+    ASSERT_TRUE(world->solver->getPositionIK(r.pose, r.q, solution, code)) << code.val;
+    EXPECT_EQ(solution, r.q);
+  }
+}
+
 TEST(Plugin, ConsistencyLimitsBoundTheAnswer)
 {
   const std::vector<double> limits(7, 0.3);

@@ -1,21 +1,21 @@
-"""`loink bench moveit-plugin`: searchPositionIK through the MoveIt plugin (loink_kinematics,
-loaded by pluginlib as move_group loads it) against a loink_node this bench starts on
-panda_full, and TRAC-IK (Speed) in-process on the same poses with the same timeout.
+"""`loink bench moveit-plugin`: searchPositionIK through the MoveIt plugin in-process
+(loink_kinematics with kinematics.yaml's loink_model, loaded by pluginlib as move_group loads
+it; no node runs) against TRAC-IK Speed on the same poses with the same timeout.
 
 Poses: forward kinematics of collision-free configurations drawn uniformly in the URDF's
 limits (as `loink bench pose`): panda_link8's for the plugin (panda_arm's tip), the hand's
-(the model's tip, rigid with it) for TRAC-IK and the judge. The timeout is config/kinematics.yaml's
-kinematics_solver_timeout. After each plugin call the C++ bench sends the same request
-straight to ~/solve_pose: its round trip and the node's own time (solve_time_ms) say how the
-plugin's time splits into the node, the transport and the plugin. Every answer is judged by
-Pinocchio: position <= 1e-5 m, rotation <= 1e-4 rad, inside the limits; self-collisions are
-counted apart (the plugin leaves collision checks to MoveIt's solution callback).
+(the model's tip, rigid with it) for TRAC-IK and the judge. MoveIt's calling pattern: seed =
+the joints' middle, kinematics.yaml's kinematics_solver_timeout (5 ms, as the Setup Assistant
+writes it), no callback. Every answer is judged by Pinocchio: position <= 1e-5 m, rotation
+<= 1e-4 rad, inside the limits; self-collisions are counted apart (the plugin leaves them to
+MoveIt's solution callback). Regret: cost over the best of a 64-start reference
+(`loink bench pose`'s), for each method's successes. Then 8 threads share one plugin
+instance over the same poses: every answer must be valid; their throughput is reported.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -25,18 +25,20 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from loink_ros.baselines.trac_ik import TracIk
-from loink_ros.core.problems.registry import make_problem
+from loink_ros.core.compiled.model_library import build_library
+from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.problems.rotation_chart import matrix_quaternion
+from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
-from loink_ros.core.runtime.pose_solver import TOLERANCE
+from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver
+from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools import moveit_plugin
-from loink_ros.tools.bench_pose import BENCH_SEED, bench_poses
-from loink_ros.tools.node_process import NodeProcess, isolate_ros_environment
+from loink_ros.tools.bench_pose import BENCH_SEED, bench_poses, reference
 from loink_ros.tools.timing import load_average, speedups
 
 DEFAULT_POSES = 1000
+THREADS = 8
 KINEMATICS_YAML = moveit_plugin.REPO / 'config' / 'kinematics.yaml'
-POSE_BENCH_JSON = moveit_plugin.REPO / 'docs' / 'pose_bench_panda.json'
 
 
 def kinematics_timeout() -> float:
@@ -64,78 +66,92 @@ def method_figures(problem, answers: list, poses: list[PoseTarget], ms: np.ndarr
             'time_ms': times(ms)}, judged[:, 0]
 
 
-def plugin_pass(configurations: np.ndarray, timeout: float, folder: Path) -> list[dict]:
-    """bench_loink_kinematics against a loink_node started here, on panda_link8's poses of
-    the configurations; one record per pose."""
+def plugin_pass(configurations: np.ndarray, timeout: float, folder: Path) -> tuple[list[dict], dict]:
+    """bench_inprocess_kinematics on panda_link8's poses of the configurations, the model's
+    library built first (as `loink moveit-library panda_full`); one record per pose, and the
+    threads' run."""
+    model = load_model('panda_full')
+    library = build_library(model, problem_for_model(model))
     pose_file = moveit_plugin.write_rows(folder / 'poses.txt', moveit_plugin.tip_poses(configurations))
-    isolate_ros_environment()
-    node = NodeProcess(f'/loink_plugin_bench_{os.getpid()}', params_file=moveit_plugin.PANDA_CONFIG,
-                       cwd=moveit_plugin.REPO)
-    try:
-        out = moveit_plugin.run_in_moveit_env(
-            ['bench_loink_kinematics', str(moveit_plugin.panda_urdf()), str(moveit_plugin.PANDA_SRDF),
-             f'{node.prefix}/solve_pose', str(pose_file), str(timeout)], timeout=1800)
-    finally:
-        node.stop()
+    out = moveit_plugin.run_in_moveit_env(
+        ['bench_inprocess_kinematics', str(moveit_plugin.panda_urdf()), str(moveit_plugin.PANDA_SRDF),
+         'panda_arm', 'panda_link0', 'panda_link8', str(model.path), str(pose_file), str(timeout),
+         str(THREADS)], timeout=3600,
+        extra_env={'LOINK_CACHE_DIR': str(library.path.parent.parent)})
     if out.returncode != 0:
-        raise RuntimeError(f'bench_loink_kinematics exited with {out.returncode}:\n{out.stderr[-4000:]}')
-    records = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
-    if len(records) != len(configurations):
+        raise RuntimeError(f'bench_inprocess_kinematics exited with {out.returncode}:\n{out.stderr[-4000:]}')
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
+    records = [r for r in lines if 'i' in r]
+    threaded = [r for r in lines if 'thread_i' in r]
+    threads = [r for r in lines if 'threads' in r]
+    if len(records) != len(configurations) or len(threaded) != len(records) or len(threads) != 1:
         raise RuntimeError(f'{len(records)} answers for {len(configurations)} poses:\n{out.stderr[-4000:]}')
-    return records
+    return records, {**threads[0], 'answers': threaded}
+
+
+def regrets(problem, pose_solver, answers, poses, ok, rng) -> dict:
+    """Cost over the reference's best, per method, where that method succeeded."""
+    best = [reference(pose_solver, t, rng, [q for q, good in zip(qs, flags) if good])
+            for t, qs, flags in tqdm(zip(poses, zip(*answers.values()), zip(*ok.values())),
+                                     total=len(poses), desc='reference', unit='pose')]
+    out = {}
+    for name, qs in answers.items():
+        r = np.array([(problem.cost(q)[0] - b) / b for q, b, good in zip(qs, best, ok[name])
+                      if good and np.isfinite(b)])
+        out[name] = {'median': float(np.median(r)), 'p95': float(np.percentile(r, 95)),
+                     'max': float(r.max()), 'poses': int(len(r))}
+    return out
+
+
+def threaded_figures(problem, threads: dict, poses: list[PoseTarget]) -> dict:
+    """The threads' run: every SUCCESS answer judged as the serial ones; the others counted."""
+    answers = threads.pop('answers')
+    succeeded = [(np.array(r['q']), poses[r['thread_i']]) for r in answers if r['code'] == 1]
+    valid = sum(judge(problem, q, t)[0] for q, t in succeeded)
+    return {**threads, 'answers_per_s': 1e3 * threads['calls'] / threads['wall_ms'],
+            'succeeded': len(succeeded), 'succeeded_and_valid': int(valid),
+            'every_answer_valid': valid == len(succeeded)}
 
 
 def run(count: int = DEFAULT_POSES, seed: int = BENCH_SEED) -> dict:
-    problem = make_problem('panda_full')
+    model = load_model('panda_full')
+    problem = problem_for_model(model)
     configurations, poses = bench_poses(problem, count, seed)
     timeout = kinematics_timeout()
     before = load_average()
     with TemporaryDirectory() as folder:
-        records = plugin_pass(configurations, timeout, Path(folder))
+        records, threads = plugin_pass(configurations, timeout, Path(folder))
     trac = TracIk(problem, 'Speed', timeout_s=timeout)
-    nominal = problem.example_configuration()
+    middle = 0.5 * (problem.lower + problem.upper)
     with threadpool_limits(1):
-        trac_out = [trac.solve(t.position, matrix_quaternion(t.rotation), nominal)
+        trac_out = [trac.solve(t.position, matrix_quaternion(t.rotation), middle)
                     for t in tqdm(poses, desc='trac_ik', unit='pose')]
     plugin_ms = np.array([r['plugin_ms'] for r in records])
     plugin_q = [np.array(r['q']) if r['q'] else None for r in records]
     plugin, plugin_ok = method_figures(problem, plugin_q, poses, plugin_ms)
     trac_ms = np.array([r.time_ms for r in trac_out])
-    trac_fig, trac_ok = method_figures(problem, [r.q for r in trac_out], poses, trac_ms)
+    trac_q = [r.q for r in trac_out]
+    trac_fig, trac_ok = method_figures(problem, trac_q, poses, trac_ms)
     codes = {}
     for r in records:
         codes[str(r['code'])] = codes.get(str(r['code']), 0) + 1
     plugin['moveit_error_codes'] = codes
-    both = plugin_ok & trac_ok
-    cost = {name: float(np.median([problem.cost(q)[0] for q, ok in zip(qs, both) if ok]))
-            for name, qs in (('plugin', plugin_q), ('trac_ik_speed', [r.q for r in trac_out]))}
-    node_ms = np.array([r['node_ms'] for r in records])
-    service_ms = np.array([r['service_ms'] for r in records])
+    plugin['later_than_timeout_plus_1ms'] = int((plugin_ms > 1e3 * timeout + 1.0).sum())
+    pose_solver = PoseSolver(LOInKSolver(model, problem))
+    regret = regrets(problem, pose_solver, {'plugin': plugin_q, 'trac_ik_speed': trac_q}, poses,
+                     {'plugin': plugin_ok, 'trac_ik_speed': trac_ok}, np.random.default_rng(seed + 1))
     return {
         'what': 'searchPositionIK(pose, seed = middle of the limits, timeout) through '
-                'pluginlib, one call per pose, wall time around the call',
+                'pluginlib, in-process (loink_model: panda_full), one call per pose, wall time '
+                'around the call',
         'poses': count, 'seed': seed, 'timeout_s': timeout,
         'load_average_before': before, 'load_average_after': load_average(),
-        'plugin': plugin,
-        'trac_ik_speed_same_poses': {**trac_fig, 'note': 'pytracik in this process, the same '
-                                     'timeout, seed = the example configuration'},
+        'plugin': {**plugin, 'regret': regret['plugin']},
+        'trac_ik_speed': {**trac_fig, 'regret': regret['trac_ik_speed'],
+                          'note': 'pytracik in the bench process, the same poses and timeout, '
+                                  'seed = the middle of the limits'},
         'plugin_over_trac_ik_time': speedups(plugin_ms, trac_ms),
-        'median_cost_where_both_succeed': cost,
-        'split': {
-            'node_ms': times(node_ms[node_ms >= 0]),
-            'service_round_trip_ms': times(service_ms),
-            'node_share_of_plugin_median': float(np.median(node_ms / plugin_ms)),
-            'transport_ms_median': float(np.median(service_ms - node_ms)),
-            'plugin_over_round_trip_ms_median': float(np.median(plugin_ms - service_ms)),
-            'how': 'after each plugin call the same request straight to ~/solve_pose '
-                   '(node_ms: its solve_time_ms)'},
-        'trac_ik_pose_bench': pose_bench_trac_ik(),
+        'p50_ratio': float(np.median(plugin_ms) / np.median(trac_ms)),
+        'p99_ratio': float(np.percentile(plugin_ms, 99) / np.percentile(trac_ms, 99)),
+        'threads': threaded_figures(problem, threads, poses),
     }
-
-
-def pose_bench_trac_ik() -> dict | str:
-    """TRAC-IK's figures in docs/pose_bench_panda.json (`loink bench pose --robot panda`)."""
-    if not POSE_BENCH_JSON.is_file():
-        return 'docs/pose_bench_panda.json absent'
-    report = json.loads(POSE_BENCH_JSON.read_text())
-    return {key: report[key] for key in report if key.startswith('trac_ik')} or 'no trac_ik entries'

@@ -16,6 +16,8 @@ from loink_ros.tools.node_process import node_command
 
 REPO = Path(__file__).resolve().parents[2]
 MOVEIT_ENV = REPO / '.moveit' / 'env.sh'
+# MoveIt's pieces: a link to the cache folder they were built in (scripts/setup_moveit.sh).
+MOVEIT_WORK = REPO / '.moveit' / 'work'
 SHARED_MOVEIT = REPO.parent / 'shared' / 'moveit'
 PANDA_SRDF = REPO / 'loink_kinematics' / 'test' / 'panda_arm.srdf'
 PANDA_CONFIG = REPO / 'config' / 'panda_full.yaml'

@@ -1,5 +1,7 @@
-// A MoveIt kinematics plugin that takes its answers from a running loink_node
-// (~/solve_pose, loink_msgs/srv/SolvePose): ranked, cost-optimal full-pose IK.
+// A MoveIt kinematics plugin: LOInK's ranked, cost-optimal full-pose IK, solved in-process by
+// the model's library (the node's own C solve, `loink moveit-library MODEL`; the default) or,
+// when kinematics.yaml names a loink_service instead of a loink_model, answered by a running
+// loink_node (~/solve_pose, loink_msgs/srv/SolvePose).
 #pragma once
 
 #include <atomic>
@@ -16,6 +18,8 @@
 #include <moveit/robot_model/joint_model_group.hpp>
 #include <moveit/robot_model/link_model.hpp>
 #include <rclcpp/rclcpp.hpp>
+
+#include "loink_kinematics/inprocess_solver.hpp"
 
 namespace loink_kinematics
 {
@@ -54,6 +58,13 @@ public:
                         moveit_msgs::msg::MoveItErrorCodes& error_code,
                         const kinematics::KinematicsQueryOptions& options) const override;
 
+  // LOInK's distinct ranked answers, cheapest first (at most solutions_per_call), in-process;
+  // one answer from the node in service mode (KinematicsBase's behaviour).
+  using kinematics::KinematicsBase::getPositionIK;
+  bool getPositionIK(const std::vector<geometry_msgs::msg::Pose>& ik_poses, const std::vector<double>& ik_seed_state,
+                     std::vector<std::vector<double>>& solutions, kinematics::KinematicsResult& result,
+                     const kinematics::KinematicsQueryOptions& options) const override;
+
   bool getPositionFK(const std::vector<std::string>& link_names, const std::vector<double>& joint_angles,
                      std::vector<geometry_msgs::msg::Pose>& poses) const override;
 
@@ -70,7 +81,23 @@ public:
 private:
   using SolvePose = loink_msgs::srv::SolvePose;
 
-  // The one search behind every IK call; `attempts` 1 for getPositionIK (no re-seeding).
+  bool initializeService(const rclcpp::Node::SharedPtr& node, const std::string& group_name, double wait);
+  // The in-process search behind every IK call: the ranked answers checked by the RobotModel
+  // and the callback, fresh starts until the timeout. Answers at once for what is certain
+  // (bad input, beyond reach).
+  bool searchInProcess(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
+                       const std::vector<double>& consistency_limits, std::vector<double>& solution,
+                       const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
+                       double seed_weight) const;
+  // In-process: the ranked answers (cheapest first), then the answer kept near the seed
+  // unless it is one of them; each checked by the RobotModel. getPositionIK returns the
+  // nearest of them, the multiple-solution getPositionIK all of them.
+  std::vector<std::vector<double>> nearSeed(const geometry_msgs::msg::Pose& ik_pose,
+                                            const std::vector<double>& seed) const;
+  // Seed and consistency limits usable, else INVALID_ROBOT_STATE with a warning.
+  bool validRequest(const std::vector<double>& seed, const std::vector<double>& consistency_limits,
+                    moveit_msgs::msg::MoveItErrorCodes& error_code) const;
+  // The one service search behind every IK call; `attempts` 1 for getPositionIK (no re-seeding).
   bool search(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
               const std::vector<double>& consistency_limits, std::vector<double>& solution,
               const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
@@ -80,6 +107,8 @@ private:
                                         unsigned attempt, unsigned count, double remaining) const;
   // One answered request before any caller's (resent until `until`); false if none came.
   bool firstRoundTrip(std::chrono::steady_clock::time_point until) const;
+  // One finite value per group joint.
+  bool isSeed(const std::vector<double>& q) const;
   // The group's joints of one answer (names mapped), or empty when it does not list them all.
   std::vector<double> groupJoints(const sensor_msgs::msg::JointState& state) const;
   // Inside the group's limits and at the pose by the RobotModel's transforms.
@@ -93,6 +122,7 @@ private:
   bool position_only_{ false };
   double seed_consistency_{ 0.0 }, position_tolerance_{ 1e-5 }, orientation_tolerance_{ 1e-4 };
   int solutions_per_call_{ 8 };
+  std::unique_ptr<InProcessSolver> inprocess_;   // null in service mode
 
   // Our own node and executor thread: move_group's node is never added to a second executor.
   rclcpp::Node::SharedPtr client_node_;

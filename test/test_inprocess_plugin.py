@@ -1,0 +1,104 @@
+"""The MoveIt plugin in-process (kinematics.yaml's loink_model, no node running): its C++
+GoogleTest suite (loink_kinematics/test/test_inprocess_kinematics.cpp) on libraries built with
+the documented command, `loink moveit-library`, and the node's own answers as the parity
+reference. scripts/setup_moveit.sh builds the suite; without ../shared/moveit this skips."""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from loink_ros.tools import moveit_plugin
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(
+    not moveit_plugin.SHARED_MOVEIT.is_dir() and not moveit_plugin.built(),
+    reason='no MoveIt build: ../shared/moveit is absent (on a ROS install: colcon build)')
+
+EXPECTED = {
+    'InProcess.AnswersAreTheNodesToTheLast1e9',
+    'InProcess.TimeoutsOf1_2_5msAreHonouredWhenEveryAnswerIsRejected',
+    'InProcess.UnreachablePosesAnswerAtOnce', 'InProcess.BadInputsGetTheirCodes',
+    'InProcess.ConsistencyLimitsBoundTheAnswer', 'InProcess.ASeedThatSolvesThePoseIsTheNearestAnswer',
+    'InProcess.MultipleSolutionsAreDistinctAndValid',
+    'InProcess.MissingCorruptAndStaleFilesAreRefusedAtInitialize',
+    'InProcess.AModelOfOtherJointsIsRefused',
+    'InProcess.TwoGroupsInOneProcessAnswerAtOnceFromManyThreads',
+}
+
+
+def node_answers(path: Path, count: int = 40, seed: int = 20261203) -> Path:
+    """panda_link8 poses of collision-free configurations and the node's answers to them:
+    its pose conversion and PoseSolver (seed none, weight 0, no collision check: MoveIt's
+    callback does that), as ~/solve_pose and ~/compute_ik give them."""
+    from geometry_msgs.msg import Pose
+    from loink_ros.core.problems.registry import problem_for_model
+    from loink_ros.core.runtime.model_file import load_model
+    from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
+    from loink_ros.core.runtime.solver import LOInKSolver
+    from loink_ros.node.pose_targets import PoseLinks
+    model = load_model('panda_full')
+    solver = PoseSolver(LOInKSolver(model, problem_for_model(model)))
+    links = PoseLinks(solver.problem)
+    configurations = solver.problem.sample_collision_free(count, np.random.default_rng(seed))
+    rows = []
+    for row in moveit_plugin.tip_poses(configurations):
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = row[:3]
+        o = pose.orientation
+        o.x, o.y, o.z, o.w = row[3:]
+        answer = solver.solve(PoseRequest(links.target(pose, 'panda_link8', False)))
+        assert answer.success, answer.reason
+        rows.append([*row, *answer.q])
+    return moveit_plugin.write_rows(path, np.array(rows))
+
+
+def test_the_plugin_in_process_passes_its_cpp_suite(tmp_path):
+    assert moveit_plugin.built(), f'{moveit_plugin.MOVEIT_ENV} missing: {moveit_plugin.SETUP_HINT}'
+    cache = tmp_path / 'cache'
+    env = {**os.environ, 'LOINK_CACHE_DIR': str(cache)}
+    built = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'moveit-library',
+                            'panda_full', 'xarm7_full'], env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert built.returncode == 0, built.stderr
+    assert len(list((cache / 'moveit').glob('*.so'))) == 2, built.stdout
+    report = tmp_path / 'gtest.xml'
+    extra = {'LOINK_CACHE_DIR': str(cache),
+             'LOINK_PANDA_URDF': str(moveit_plugin.panda_urdf()),
+             'LOINK_PANDA_SRDF': str(REPO / 'loink_kinematics' / 'test' / 'panda_groups.srdf'),
+             'LOINK_MODEL': str(REPO / 'models' / 'panda_full.json'),
+             'LOINK_OTHER_MODEL': str(REPO / 'models' / 'xarm7_full.json'),
+             'LOINK_PARITY': str(node_answers(tmp_path / 'parity.txt'))}
+    out = moveit_plugin.run_in_moveit_env(
+        ['test_inprocess_kinematics', f'--gtest_output=xml:{report}'], timeout=600, extra_env=extra)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-4000:]
+    cases = ElementTree.parse(report).getroot().iter('testcase')
+    ran = {f'{c.get("classname")}.{c.get("name")}': c for c in cases}
+    assert set(ran) == EXPECTED
+    assert all(c.get('result') == 'completed' and c.find('failure') is None for c in ran.values())
+    assert 'parity: 40 of 40 within 1e-9' in out.stdout, out.stdout
+
+
+def test_loink_bench_moveit_plugin_times_the_plugin_against_trac_ik(tmp_path):
+    assert moveit_plugin.built(), f'{moveit_plugin.MOVEIT_ENV} missing: {moveit_plugin.SETUP_HINT}'
+    out = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'bench', 'moveit-plugin',
+                          '--tasks', '20', '--json', '-'], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    report = json.loads(out.stdout)
+    assert report['poses'] == 20 and report['timeout_s'] > 0
+    plugin = report['plugin']
+    assert plugin['success'] >= 19 / 20
+    assert sum(plugin['moveit_error_codes'].values()) == 20
+    assert 0 < plugin['time_ms']['median'] <= plugin['time_ms']['p99'] <= plugin['time_ms']['max']
+    assert plugin['regret']['poses'] >= 19 and plugin['regret']['median'] >= -1e-9
+    assert 0.0 <= report['trac_ik_speed']['success'] <= 1.0
+    threads = report['threads']
+    assert threads['threads'] == 8 and threads['calls'] == 20 and threads['answers_per_s'] > 0
+    assert threads['every_answer_valid'] and threads['succeeded'] >= 19
+    ratios = report['plugin_over_trac_ik_time']
+    assert ratios['min'] <= ratios['median'] <= ratios['max']
