@@ -15,8 +15,8 @@ setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*']),
-    # kernel.c: the compiled runtime builds it at first use (docs/COMPILED.md).
-    package_data={PACKAGE: ['robots/*.urdf', 'core/compiled/kernel.c']},
+    # kernel.c and its headers: the compiled runtime builds them at first use (docs/COMPILED.md).
+    package_data={PACKAGE: ['robots/*.urdf', 'core/compiled/kernel.c', 'core/compiled/*.h']},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
         ('share/' + PACKAGE, ['package.xml']),

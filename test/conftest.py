@@ -152,3 +152,20 @@ def magneto_node(request):
 def hsa_node(request):
     """loink_node on config/hsa.yaml (the HSA soft robot), one per module."""
     yield from serve_node(f'hsa_{request.module.__name__}', REPO / 'config' / 'hsa.yaml', {})
+
+
+# ---- poses beyond panda_full's reach (test_pose_service.py, test_moveit_pose.py) ----
+
+# Straight up just beyond the bound plus panda_full.yaml's task_tolerance (1e-5 m), 5 m away,
+# and absurd but finite coordinates (1e300: their distance, 1.7e300 m, does not overflow).
+BEYOND = {'just_beyond': lambda bound: [0.0, 0.0, bound + 1e-5 + 1e-3],
+          '5_m': lambda bound: [3.0, 0.0, 4.0],
+          '1e300': lambda bound: [1e300, -1e300, 1e300]}
+
+
+@pytest.fixture(scope='module')
+def reach_bound():
+    """panda_full's certified reach (m) from its base origin."""
+    from loink_ros.core.problems.reach import reach
+    from loink_ros.core.problems.registry import make_problem
+    return reach(make_problem('panda_full')).bound

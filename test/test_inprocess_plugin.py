@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import numpy as np
@@ -73,13 +72,9 @@ def test_the_plugin_in_process_passes_its_cpp_suite(tmp_path):
              'LOINK_MODEL': str(REPO / 'models' / 'panda_full.json'),
              'LOINK_OTHER_MODEL': str(REPO / 'models' / 'xarm7_full.json'),
              'LOINK_PARITY': str(node_answers(tmp_path / 'parity.txt'))}
-    out = moveit_plugin.run_in_moveit_env(
-        ['test_inprocess_kinematics', f'--gtest_output=xml:{report}'], timeout=600, extra_env=extra)
+    out, ran = moveit_plugin.run_gtest_suite('test_inprocess_kinematics', report, extra)
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-4000:]
-    cases = ElementTree.parse(report).getroot().iter('testcase')
-    ran = {f'{c.get("classname")}.{c.get("name")}': c for c in cases}
-    assert set(ran) == EXPECTED
-    assert all(c.get('result') == 'completed' and c.find('failure') is None for c in ran.values())
+    assert set(ran) == EXPECTED and moveit_plugin.all_passed(ran)
     assert 'parity: 40 of 40 within 1e-9' in out.stdout, out.stdout
 
 

@@ -3,7 +3,6 @@
 which the suite starts, stops and restarts itself. scripts/setup_moveit.sh builds it against
 ../shared/moveit's MoveIt pieces; without ../shared/moveit (and no build) this skips."""
 import os
-import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 import pytest
@@ -48,10 +47,6 @@ def test_the_plugin_passes_its_cpp_suite_against_a_real_node(tmp_path):
            'LOINK_PANDA_URDF': str(moveit_plugin.panda_urdf()),
            'LOINK_PANDA_SRDF': str(moveit_plugin.PANDA_SRDF),
            'LOINK_FK_REFERENCE': str(fk_reference(tmp_path / 'fk.txt'))}
-    out = moveit_plugin.run_in_moveit_env(
-        ['test_loink_kinematics', f'--gtest_output=xml:{report}'], timeout=600, extra_env=env)
+    out, ran = moveit_plugin.run_gtest_suite('test_loink_kinematics', report, env)
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-4000:]
-    cases = ElementTree.parse(report).getroot().iter('testcase')
-    ran = {f'{c.get("classname")}.{c.get("name")}': c for c in cases}
-    assert set(ran) == EXPECTED
-    assert all(c.get('result') == 'completed' and c.find('failure') is None for c in ran.values())
+    assert set(ran) == EXPECTED and moveit_plugin.all_passed(ran)

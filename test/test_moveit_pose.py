@@ -5,6 +5,7 @@ import importlib.util
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import BEYOND
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec('moveit_msgs') is None,
                                 reason='moveit_msgs is not installed (set-up builds it from '
@@ -98,19 +99,6 @@ def test_an_unsolvable_pose_in_reach_times_out_within_its_timeout(node):
     assert 'pose error' in response.error_code.message
     assert time.monotonic() - began < 2.0
     assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
-
-
-@pytest.fixture(scope='module')
-def reach_bound(panda):
-    from loink_ros.core.problems.reach import reach
-    return reach(panda).bound
-
-
-# Straight up just beyond the bound plus panda_full.yaml's task_tolerance (1e-5 m), 5 m away,
-# and absurd but finite coordinates.
-BEYOND = {'just_beyond': lambda bound: [0.0, 0.0, bound + 1e-5 + 1e-3],
-          '5_m': lambda bound: [3.0, 0.0, 4.0],
-          '1e300': lambda bound: [1e300, -1e300, 1e300]}
 
 
 @pytest.mark.parametrize('position_only', [False, True])

@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import BEYOND
 
 from loink_ros.core.problems.registry import make_problem
 
@@ -109,19 +110,6 @@ def test_bad_requests_get_a_clear_code_and_the_node_serves_on(panda_full_node, p
     assert not response.success and response.error_code == code(expected), response.message
     assert response.message
     assert call(panda_full_node, request(position, rotation)).success
-
-
-@pytest.fixture(scope='module')
-def reach_bound(panda):
-    from loink_ros.core.problems.reach import reach
-    return reach(panda).bound
-
-
-# Straight up just beyond the bound plus panda_full.yaml's task_tolerance (1e-5 m), 5 m away,
-# and absurd but finite coordinates (1e300: their distance, 1.7e300 m, does not overflow).
-BEYOND = {'just_beyond': lambda bound: [0.0, 0.0, bound + 1e-5 + 1e-3],
-          '5_m': lambda bound: [3.0, 0.0, 4.0],
-          '1e300': lambda bound: [1e300, -1e300, 1e300]}
 
 
 @pytest.mark.parametrize('position_only', [False, True])

@@ -25,25 +25,18 @@
 #include "loink_kinematics/model_library.hpp"
 #include "loink_kinematics/pose_conversion.hpp"
 #include "robot_model_files.hpp"
+#include "test_support.hpp"
 
 namespace
 {
 using moveit_msgs::msg::MoveItErrorCodes;
-using Clock = std::chrono::steady_clock;
+using loink_kinematics::Clock;
 using Pose = geometry_msgs::msg::Pose;
 const char* const PLUGIN = "loink_kinematics/LOInKKinematicsPlugin";
 constexpr double POSITION_TOLERANCE = 1e-5, ROTATION_TOLERANCE = 1e-4;
 
-std::string env(const char* name)
-{
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-double since(Clock::time_point start)
-{
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using loink_kinematics::env;
+using loink_kinematics::since;
 
 struct Reference
 {

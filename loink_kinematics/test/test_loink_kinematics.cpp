@@ -26,27 +26,20 @@
 
 #include "loink_kinematics/pose_conversion.hpp"
 #include "robot_model_files.hpp"
+#include "test_support.hpp"
 
 namespace
 {
 using moveit_msgs::msg::MoveItErrorCodes;
-using Clock = std::chrono::steady_clock;
+using loink_kinematics::Clock;
 using Pose = geometry_msgs::msg::Pose;
 using loink_kinematics::toEigen;
 const char* const PLUGIN = "loink_kinematics/LOInKKinematicsPlugin";
 const char* const TIP = "panda_link8";
 constexpr double POSITION_TOLERANCE = 1e-5, ROTATION_TOLERANCE = 1e-4;
 
-std::string env(const char* name)
-{
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-double since(Clock::time_point start)
-{
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using loink_kinematics::env;
+using loink_kinematics::since;
 
 // loink_node as a child process group, so that a test can stop and restart it.
 class NodeProcess

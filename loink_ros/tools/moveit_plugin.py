@@ -62,6 +62,23 @@ def run_in_moveit_env(command: list[str], timeout: float,
                           env={**os.environ, **(extra_env or {})}, capture_output=True, text=True)
 
 
+def run_gtest_suite(binary: str, report: Path, extra_env: dict[str, str],
+                    timeout: float = 600) -> tuple[subprocess.CompletedProcess, dict]:
+    """One of the plugin's GoogleTest suites in MoveIt's environment: its output and
+    {'Suite.Case': the <testcase> element of its XML report}."""
+    import xml.etree.ElementTree as ElementTree
+    out = run_in_moveit_env([binary, f'--gtest_output=xml:{report}'], timeout=timeout,
+                            extra_env=extra_env)
+    cases = ElementTree.parse(report).getroot().iter('testcase') if report.is_file() else []
+    return out, {f'{c.get("classname")}.{c.get("name")}': c for c in cases}
+
+
+def all_passed(cases: dict) -> bool:
+    """Every case of run_gtest_suite ran to completion without a failure."""
+    return all(c.get('result') == 'completed' and c.find('failure') is None
+               for c in cases.values())
+
+
 def node_script(path: Path, namespace: str) -> Path:
     """An executable script that starts loink_node on panda_full in `namespace` with this
     process's environment exactly (the C++ side runs in MoveIt's), for the C++ test to run,
