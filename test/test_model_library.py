@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from loink_ros.core.compiled.compiled_kernel import ACCEPT, RANKED_FIELDS, PoseQuery
+from loink_ros.core.compiled.build import cache_key
 from loink_ros.core.compiled.model_library import (
-    build_library, identity, library_path, load_library)
+    ABI, build_library, identity, library_path, load_library)
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget
@@ -53,7 +54,8 @@ def library_solve(library, pose_solver: PoseSolver, request: PoseRequest, count:
 def test_the_library_holds_the_model_and_its_settings(served):
     model, pose_solver, (_, data) = served
     problem = pose_solver.problem
-    assert data.abi == 1 and data.model_name.decode() == model.name
+    assert data.abi == ABI and data.model_name.decode() == model.name
+    assert data.build_key.decode() == cache_key(problem)
     assert data.identity.decode() == identity(model.path)
     assert [data.joint_names[i].decode() for i in range(data.n)] == list(problem.joint_names)
     assert (data.base_frame.decode(), data.tip_frame.decode()) == (problem.base_frame,
@@ -92,3 +94,15 @@ def test_a_retrained_model_gets_another_library(tmp_path):
     path = tmp_path / 'panda_full.json'
     path.write_text(json.dumps(meta))
     assert library_path(load_model(str(path))) != library_path(model)
+
+
+def test_a_library_of_another_runtime_build_is_rebuilt(served, monkeypatch):
+    """Up to date for the same model and runtime; an upgraded runtime (another build key:
+    sources, compiler, flags) rebuilds the library of an unchanged model."""
+    import loink_ros.core.compiled.model_library as model_library
+    model, pose_solver, _ = served
+    assert build_library(model, pose_solver.problem).cached
+    monkeypatch.setattr(model_library, 'cache_key', lambda problem: 'another runtime')
+    assert not build_library(model, pose_solver.problem).cached
+    # (The rebuilt file is not dlopen-ed again here: this process holds the first one.)
+    assert '"another runtime"' in model_library.model_source(model, pose_solver.problem)

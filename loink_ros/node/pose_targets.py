@@ -7,7 +7,6 @@ import numpy as np
 from geometry_msgs.msg import Pose
 
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.reach import reach
 from loink_ros.core.problems.rotation_chart import quaternion_matrix
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
@@ -17,7 +16,7 @@ from loink_ros.core.runtime.solver import LOInKSolver
 def pose_solver_of(solver: LOInKSolver) -> PoseSolver | None:
     """The pose solver when the model's task is the whole tip position, else None."""
     problem = solver.problem
-    if not isinstance(problem, KinematicProblem) or sorted(problem.rows) != [0, 1, 2]:
+    if not isinstance(problem, KinematicProblem) or not problem.task_is_tip_position:
         return None
     return PoseSolver(solver)
 
@@ -30,9 +29,8 @@ class PoseLinks:
         self.tip, self.base = problem.tip_frame, problem.base_frame
         self.same_position = problem.same_position_links()
         self.rigid = problem.rigid_links()
-        # The tip's certified reach (m), once per node (~0.1 s on a 7-joint arm): a target
-        # farther away is refused at once rather than searched for until the deadline.
-        self.reach = reach(problem).bound
+        # A target farther than this is refused at once rather than searched for.
+        self.reach = problem.tip_reach
 
     def served(self, position_only: bool) -> list[str]:
         """The tip first, then the others, sorted."""

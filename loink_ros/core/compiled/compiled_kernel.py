@@ -49,6 +49,11 @@ class PoseQuery(ctypes.Structure):
                 ('deadline', _REAL)]
 
 
+# loink_pose_ranked(ints, reals, settings, request, accept, context, q_out, info, tried).
+RANKED_ARGTYPES = [_POINTER, _POINTER, ctypes.POINTER(PoseSettings), ctypes.POINTER(PoseQuery),
+                   ACCEPT, _POINTER, _POINTER, _POINTER, ctypes.POINTER(_INT)]
+
+
 @dataclass
 class RankedResult:
     """found valid answers (q (found, n), info by the RANKED_ columns), or found 0 and the
@@ -98,9 +103,7 @@ class CompiledKernel:
             if lib.loink_pose_fields() != POSE_FIELDS or lib.loink_ranked_fields() != RANKED_FIELDS:
                 raise RuntimeError(f'{library.name}: unexpected pose result layout')
             self._ranked = lib.loink_pose_ranked
-            self._ranked.argtypes = [_POINTER, _POINTER, ctypes.POINTER(PoseSettings),
-                                     ctypes.POINTER(PoseQuery), ACCEPT, _POINTER, _POINTER,
-                                     _POINTER, ctypes.POINTER(_INT)]
+            self._ranked.argtypes = RANKED_ARGTYPES
         self.library, self._local = library, threading.local()
         self.ints, self.reals = pack(model, problem)
         self._ints, self._reals = self.ints.ctypes.data, self.reals.ctypes.data

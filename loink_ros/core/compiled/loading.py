@@ -56,11 +56,12 @@ def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
     z = np.zeros((1, solver.model.latent_dim))
     worst = 0.0
     for refine in (False, True):
-        reference = solver.solve_rows_numpy(y, z, refine)[0][0]
-        if refine and solver.solve_rows_numpy(y, z, False)[0][0].task_error > REFINE_CHECK_DISTANCE:
+        if refine and reference.task_error > REFINE_CHECK_DISTANCE:   # the raw answer's
             continue
+        reference = solver.solve_rows_numpy(y, z, refine)[0][0]
         result = kernel.solve(y, z, solver._tol, solver._max_iter, refine)
         worst = max(worst, float(np.abs(result.q[0] - reference.q).max()),
-                    abs(result.info[0, COST] - reference.cost),
+                    # The cost function's value: an infeasible answer's Solution.cost is +inf.
+                    abs(result.info[0, COST] - float(solver.problem.cost(reference.q[None])[0])),
                     abs(result.info[0, ERROR] - reference.task_error))
     return worst

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 /* Raised whenever loink_model_data or loink_pose.h change. */
-#define LOINK_MODEL_ABI 1
+#define LOINK_MODEL_ABI 2
 
 typedef struct {
   int abi;                          /* LOINK_MODEL_ABI of the build */
@@ -26,6 +26,8 @@ typedef struct {
   const int *ints;                  /* the packed model (docs/COMPILED.md) */
   const double *reals;
   loink_pose_settings settings;     /* the node's PoseSolver settings for this model */
+  const char *build_key;            /* build.cache_key of the problem's library: the sources,
+                                       compiler and flags it was built from */
 } loink_model_data;
 
 const loink_model_data *loink_model(void);

@@ -2,6 +2,7 @@
 
 import hashlib
 import math
+from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 
@@ -112,6 +113,18 @@ class KinematicProblem(Problem):
     def is_pose(self) -> bool:
         """Whether the task includes the orientation (chart about `nominal`)."""
         return self.nominal is not None
+
+    @property
+    def task_is_tip_position(self) -> bool:
+        """Whether the task holds the whole tip position (full-pose IK starts from it)."""
+        return sorted(self.rows) == [0, 1, 2]
+
+    @cached_property
+    def tip_reach(self) -> float:
+        """The tip's certified reach (m) from the base origin (problems/reach.py): ~0.1 s on
+        a 7-joint arm, so computed once per problem, for every service and library."""
+        from loink_ros.core.problems.reach import reach   # reach.py imports this module
+        return reach(self).bound
 
     def _base_placement(self) -> pin.SE3 | None:
         """The base frame in the URDF root; None where they coincide (or no such frame)."""
