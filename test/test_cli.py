@@ -188,7 +188,7 @@ def test_bench_pose_compares_loink_with_trac_ik_on_the_same_poses(tmp_path):
 
 
 def test_bench_fit_reports_each_task_component(tmp_path):
-    out = ok_json(run_cli('bench', 'fit', '--model', 'panda', '--tasks', '200', '--json', '-',
+    out = ok_json(run_cli('bench', 'fit', '--model', 'panda', '--tasks', '40', '--json', '-',
                           cwd=tmp_path))
     assert set(out['forward_rmse']) == {'panda_hand_x', 'panda_hand_y', 'panda_hand_z'}
     assert 0.0 < out['forward_position_error_median_m'] < 0.1
@@ -196,3 +196,9 @@ def test_bench_fit_reports_each_task_component(tmp_path):
     spread = out['orientation_mean_singular_values']
     assert len(spread) == 3 and all(0.0 <= v <= 1.0 + 1e-12 for v in spread)
     assert 'orientation_share_beyond_0.9pi_of_nominal' not in out   # no pose task
+    refined = out['refined']
+    assert refined['targets'] == 40 and refined['fallback_available']
+    fallback, network = refined['with_fallback'], refined['network_only']
+    assert fallback['success'] >= network['success'] >= 0.9
+    assert fallback['regret_median'] <= network['regret_median'] + 1e-9
+    assert fallback['regret_median'] >= -0.05   # the reference is a local search: about its optimum

@@ -7,18 +7,28 @@ kinematics and how often it was clipped to the joint limits. For a kinematic pro
 how the tip's orientations spread: the singular values of their mean rotation matrix (near
 1: clustered; near 0: all around), and the share more than 0.9 pi from the pose task's
 nominal, near its chart's cut.
+
+Refined optima (the first REFINED_TARGETS tasks): ~/solve's refined answer at z = 0, with the
+solver's multi-start fallback (the default) and without it (the network's answer alone),
+against a 16-start SLSQP optimum of the same cost and limits: success (task error <= 1e-6,
+feasible), regret of the successes, and wall times (timing.TIMING).
 """
 
 import numpy as np
 import pinocchio as pin
 
+from loink_ros.baselines.reference_optimizer import reference_optimum
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.timing import TIMING, best_of
 
 # Held-out configurations: a seed no training run uses.
 SEED = 4242
+REFINED_TARGETS = 200
+REFERENCE_STARTS = 16
+SUCCESS_ERROR = 1e-6
 
 
 def run(model_name: str, count: int, seed: int = SEED) -> dict:
@@ -42,7 +52,33 @@ def run(model_name: str, count: int, seed: int = SEED) -> dict:
         'raw_answer_task_error_p95': float(np.percentile(raw_error, 95)),
         'raw_answers_clipped': float(np.mean([s.clipped for s in raw])),
         **orientation_spread(problem, x),
+        'refined': refined_optima(model, problem, y[:REFINED_TARGETS], seed),
     }
+
+
+def refined_optima(model, problem, tasks: np.ndarray, seed: int) -> dict:
+    """Refined optima with and without the multi-start fallback against the reference."""
+    solvers = {'with_fallback': LOInKSolver(model, problem),
+               'network_only': LOInKSolver(model, problem, fallback=False)}
+    rows = {name: [] for name in solvers}
+    for i, y in enumerate(tasks):
+        best = reference_optimum(problem, y, REFERENCE_STARTS, seed=seed + i)
+        for name, solver in solvers.items():
+            ms, answer = best_of(lambda: solver.solve(y, refine_answer=True))
+            ok = answer.task_error <= SUCCESS_ERROR and not answer.violations
+            regret = (answer.cost - best.cost) / best.cost if ok and best.success else np.nan
+            rows[name].append((ok, regret, ms))
+    out = {'targets': len(tasks), 'fallback_available': solvers['with_fallback'].multistart is not None,
+           'reference': f'SLSQP, {REFERENCE_STARTS} random starts, best feasible optimum',
+           'timing': TIMING}
+    for name, values in rows.items():
+        ok, regret, ms = (np.array(c, float) for c in zip(*values))
+        kept = regret[np.isfinite(regret)]
+        out[name] = {'success': float(ok.mean()),
+                     'regret_median': float(np.median(kept)) if len(kept) else np.nan,
+                     'regret_p95': float(np.percentile(kept, 95)) if len(kept) else np.nan,
+                     'time_ms_median': float(np.median(ms)), 'time_ms_p99': float(np.percentile(ms, 99))}
+    return out
 
 
 def orientation_spread(problem, x: np.ndarray) -> dict:

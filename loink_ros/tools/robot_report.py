@@ -100,6 +100,16 @@ def _row(name: str, stats: dict, unit: str = '', scale: float = 1.0) -> str:
             f"{scale * stats['min']:.3g}{unit} | {scale * stats['max']:.3g}{unit} |")
 
 
+def _pose_lines(pose: dict) -> list[str]:
+    """The full-pose bench's paragraph (robot_bench.pose_figures)."""
+    return [f"Full poses ({pose['poses']} poses of configurations in the limits, MoveIt's "
+            f"{1e3 * pose['timeout_s']:g} ms timeout; the node's ~/solve_pose and the MoveIt "
+            f"plugin answer the same): {pose['success_fraction']:.1%} within 1e-5 m / 1e-4 rad "
+            f"inside the limits, regret median {pose['regret']['median']:.2%}, p95 "
+            f"{pose['regret_p95']:.2%} against {pose['reference']}; "
+            f"{pose['solve_ms']['median']:.2f} ms median, {pose['solve_ms']['p99']:.2f} ms p99.", '']
+
+
 def write_report(out: Path, name: str, commands: list[str], check: dict, bench: dict,
                  training: dict, figures: dict[str, Path], notes: list[str]) -> Path:
     """report.md: the figures and the commands that made them."""
@@ -129,6 +139,7 @@ def write_report(out: Path, name: str, commands: list[str], check: dict, bench: 
         _row('reference', bench['reference_ms'], ' ms'),
         _row('reference / LOInK refined', ratio, 'x'), '',
         f"Ratio of mean times: {ratio['of_means']:.3g}x.", '',
+        *_pose_lines(bench['pose']),
         f"![errors and regret]({figures['histograms'].name})", '',
         *[f'**Advice.** {note}\n' for note in notes],
         '## Cost over the latent space', '',

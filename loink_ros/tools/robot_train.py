@@ -167,14 +167,20 @@ def advice(bench: dict) -> list[str]:
     regret = bench['regret_refined']['median']
     if success >= LOOSE_SUCCESS and regret <= LOOSE_REGRET and clipped <= LOOSE_CLIPPED:
         return []
+    refined = f"{success:.0%} of the refined answers succeed, at a median regret of {regret:.1%}."
+    if bench['multistart_fallback']:
+        refined = (f"Refined answers then come from the multi-start search the solver falls "
+                   f"back on ({success:.0%} succeed, median regret {regret:.1%}, "
+                   f"{bench['refined_solve_ms']['median']:.2f} ms median), not from the "
+                   "network's answer.")
     return [f"The network fits this workspace loosely: raw answers miss the target by "
             f"{1e3 * bench['task_error_m']['median']:.0f} mm (median) and {clipped:.0%} of "
-            f"them leave the joint limits; {success:.0%} of the refined answers succeed, at "
-            f"a median regret of {regret:.1%}. Narrow joints.limits to the range the robot "
-            "works in (a full turn per joint is far harder to learn than a working range), "
-            "give it more samples, epochs or a wider network (dataset.samples, "
-            "training.epochs, network.blocks), or, where many raw answers leave the limits, "
-            "set solver.optimum_inside_limits: true (the same network, slower answers)."]
+            f"them leave the joint limits. {refined} For the network's own, faster answers, "
+            "narrow joints.limits to the range the robot works in (a full turn per joint is "
+            "far harder to learn than a working range), give it more samples, epochs or a wider "
+            "network (dataset.samples, training.epochs, network.blocks), or, where many raw "
+            "answers leave the limits, set solver.optimum_inside_limits: true (the same "
+            "network, slower answers)."]
 
 
 def train_robot(path: Path, accept_ambiguity: bool = False, progress: bool = True) -> dict:

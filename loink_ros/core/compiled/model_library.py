@@ -60,7 +60,7 @@ def _built_from(path: Path) -> str | None:
 
 def model_source(model: ModelFile, problem: Problem) -> str:
     """model_data.c: loink_model() of this model, its numbers written exactly (%a)."""
-    from loink_ros.core.runtime.pose_solver import DISTINCT, EXACT, MAX_ROUNDS, PoseSolver
+    from loink_ros.core.runtime.pose_solver import DISTINCT, EXACT, PoseSolver
     from loink_ros.core.runtime.solver import LOInKSolver
     pose = PoseSolver(LOInKSolver(model, problem, runtime='numpy'))
     ints, reals = pack(model, problem)
@@ -87,7 +87,7 @@ def model_source(model: ModelFile, problem: Problem) -> str:
         f' {problem.dim}, joint_names,',
         f'  {_string(problem.base_frame)}, {_string(problem.tip_frame)}, lower, upper,'
         f' {problem.tip_reach.hex()}, ints, reals,',
-        f'  {{{pose.prior_starts}, {pose.restarts}, {pose.descents}, {MAX_ROUNDS},'
+        f'  {{{pose.prior_starts}, {pose.restarts}, {pose.descents}, {pose.max_rounds},'
         f' {len(pose.latents)}, {int(pose.network_for_poses)}, {solver._max_iter},'
         f' {solver._tol.hex()}, {DISTINCT.hex()}, {EXACT[0].hex()}, {EXACT[1].hex()},',
         f'   {centre}, spread, task_rows, task_lower, task_upper, latents}},',

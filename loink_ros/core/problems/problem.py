@@ -80,6 +80,11 @@ class Problem(ABC):
         default the middle of the joint ranges."""
         return 0.5 * (self.lower + self.upper)
 
+    @property
+    def task_is_tip_position(self) -> bool:
+        """Whether the task holds a tip's whole position (arm problems); False here."""
+        return False
+
     def cost_minimiser(self) -> np.ndarray | None:
         """The configuration (n,) of least cost when the cost has one known in closed form
         (a posture cost: its centre), else None; full-pose IK draws its starts around it."""

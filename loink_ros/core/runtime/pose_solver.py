@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,9 +36,11 @@ from loink_ros.core.compiled.compiled_kernel import (
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.rotation_chart import chart
 from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, pose_error, refine_poses
-from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.core.runtime.smoothing import smoothing_share
 from loink_ros.core.runtime.splitmix import SplitMix, prior_stream, restart_stream
-from loink_ros.core.runtime.tracking import smoothing_share
+
+if TYPE_CHECKING:   # the solver builds its multi-start fallback from this module
+    from loink_ros.core.runtime.solver import LOInKSolver
 
 # Success: the benchmark's tolerances (m, rad), as TRAC-IK's 1e-5.
 TOLERANCE = (1e-5, 1e-4)
@@ -77,7 +80,7 @@ class PoseRequest:
     seed_weight: float = 0.0
     lower: np.ndarray | None = None
     upper: np.ndarray | None = None
-    deadline: float | None = None          # time.monotonic(); None: MAX_ROUNDS rounds
+    deadline: float | None = None          # time.monotonic(); None: the solver's max_rounds
     avoid_collisions: bool = False
     tolerance: tuple[float, float] = TOLERANCE   # largest pose error of a solution (m, rad)
 
@@ -108,14 +111,16 @@ class PoseSolver:
     def __init__(self, solver: LOInKSolver, latent_starts: int = LATENT_STARTS,
                  prior_starts: int = PRIOR_STARTS, restarts: int = RESTARTS,
                  descents: int = DESCENTS, network_for_poses: bool = False,
-                 use_prior: bool = True):
+                 use_prior: bool = True, max_rounds: int = MAX_ROUNDS):
         """The network's starts serve position-only targets, and full poses too when the
         model is a pose model or `network_for_poses` is set; `use_prior` False draws the
-        prior starts uniformly (the benchmark measures what each contributes)."""
+        prior starts uniformly (the benchmark measures what each contributes); `max_rounds`
+        bounds the fallback rounds of requests without a deadline."""
         if not isinstance(solver.problem, KinematicProblem):
             raise ValueError(f'problem {solver.problem.name} has no tip frame')
         self.solver, self.problem = solver, solver.problem
         self.prior_starts, self.restarts, self.descents = prior_starts, restarts, descents
+        self.max_rounds = max_rounds
         self.network_for_poses = network_for_poses or self.problem.is_pose
         z = SplitMix(LATENT_STREAM).normal_rows(np.ones(solver.model.latent_dim), latent_starts)
         self.latents = np.vstack([np.zeros((1, solver.model.latent_dim)), z])
@@ -137,7 +142,7 @@ class PoseSolver:
             (self.centre if self.centre is not None else np.zeros(0), np.float64))]
         spread, rows, task_lower, task_upper, latents, centre = self._arrays
         return PoseSettings(
-            self.prior_starts, self.restarts, self.descents, MAX_ROUNDS, len(self.latents),
+            self.prior_starts, self.restarts, self.descents, self.max_rounds, len(self.latents),
             int(self.network_for_poses), solver._max_iter, solver._tol, DISTINCT, EXACT[0],
             EXACT[1], centre.ctypes.data if self.centre is not None else None,
             spread.ctypes.data, rows.ctypes.data, task_lower.ctypes.data,
@@ -212,7 +217,7 @@ class PoseSolver:
         found, best, tried = self._collect(starts, sources, request, lower, upper, count,
                                            None, 0)
         draws = restart_stream(attempt)
-        for _ in range(MAX_ROUNDS):
+        for _ in range(self.max_rounds):
             if found or (request.deadline is not None and time.monotonic() >= request.deadline):
                 break
             starts = draws.uniform_rows(lower, upper, self.restarts)

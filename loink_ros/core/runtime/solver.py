@@ -2,6 +2,8 @@
 
 import logging
 from dataclasses import replace
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,12 +16,17 @@ from loink_ros.core.runtime.network_inverse import INVERSE_DEFAULTS, InverseStat
 from loink_ros.core.runtime.refine import refine, refinement_start
 from loink_ros.core.runtime.solution import Solution
 
+if TYPE_CHECKING:   # imported where used: it needs Pinocchio (multistart)
+    from loink_ros.core.runtime.pose_solver import PoseSolver
+
 
 # Task error below which a closed-form refinement is taken as exact.
 EXACT_TOL = 1e-9
 # Largest difference (joint units) between the model's and the robot's joint limits.
 LIMITS_TOL = 1e-9
 RUNTIMES = ('compiled', 'numpy')
+# Restart rounds of the multi-start fallback: a fixed amount of work, no deadline.
+FALLBACK_ROUNDS = 4
 log = logging.getLogger('loink_ros.runtime')
 
 
@@ -33,12 +40,15 @@ class LOInKSolver:
     symbolic form and a C compiler is at hand, else, with one warning on the log
     'loink_ros.runtime' saying why (also in `runtime_note`), in numpy; 'numpy' always in
     numpy, the reference. The Davis-Yin method is numpy only.
+
+    `fallback` (default on) lets refined optima of arm models fall back on the multi-start
+    search where the network's answer is poor (`multistart`); off, they are the network's.
     """
 
     def __init__(self, model: ModelFile, problem: Problem, method: str = 'newton',
                  tol: float | None = None, max_iter: int | None = None,
                  bounds_margin: float = 0.0, forward_backend: str = 'numpy',
-                 runtime: str = 'compiled'):
+                 runtime: str = 'compiled', fallback: bool = True):
         if list(problem.joint_names) != list(model.problem['joint_names']):
             raise ValueError(f'model joints {model.problem["joint_names"]} differ from the '
                              f'robot joints {problem.joint_names}')
@@ -47,7 +57,7 @@ class LOInKSolver:
             raise ValueError(f'unknown forward backend {forward_backend!r}')
         if runtime not in RUNTIMES:
             raise ValueError(f'unknown runtime {runtime!r}; use one of {RUNTIMES}')
-        self.model, self.problem = model, problem
+        self.model, self.problem, self.fallback = model, problem, fallback
         self.norm = model.normalization
         self.method, self.tol, self.max_iter = method, tol, max_iter
         default_tol, default_iter = INVERSE_DEFAULTS.get(method, (None, None))
@@ -148,7 +158,7 @@ class LOInKSolver:
                                         refine_answer, warm_start)[0]
         if not refine_answer:
             return solutions
-        return [self._polished(s, row) for s, row in zip(solutions, y)]
+        return [self._with_fallback(self._polished(s, row), row) for s, row in zip(solutions, y)]
 
     def _polished(self, solution: Solution, y: np.ndarray) -> Solution:
         """A refined optimum moved to the true cost's local optimum on the task
@@ -164,6 +174,41 @@ class LOInKSolver:
             return solution
         return replace(solution, q=q, cost=cost, task_error=error,
                        violations=tuple(self.problem.violations(q)))
+
+    @cached_property
+    def multistart(self) -> 'PoseSolver | None':
+        """The multi-start solve of position targets (pose_solver.py, position only; C where
+        compiled) that refined optima fall back on; None unless the task is the whole tip
+        position of a kinematic problem."""
+        if not self.fallback or not self.problem.task_is_tip_position or self.problem.task_dim != 3:
+            return None
+        # Imported here: the pose solver works on Pinocchio's arm problems, which only the
+        # problems that reach this line have loaded.
+        from loink_ros.core.runtime.pose_solver import PoseSolver
+        return PoseSolver(self, max_rounds=FALLBACK_ROUNDS)
+
+    def _with_fallback(self, solution: Solution, y: np.ndarray) -> Solution:
+        """A refined optimum, or the multi-start answer where the network's answer left the
+        limits or its refinement missed the task (a loose fit: the network's start may lie in
+        the wrong basin), when that answer is exact, feasible and cheaper."""
+        exact = solution.task_error <= EXACT_TOL and not solution.violations
+        if self.multistart is None or (exact and not solution.clipped):
+            return solution
+        from loink_ros.core.runtime.pose_solver import PoseRequest, PoseTarget
+        position = np.empty(3)
+        position[list(self.problem.rows)] = y
+        answer = self.multistart.solve(PoseRequest(PoseTarget(position, np.eye(3), True)))
+        if not answer.success:
+            return solution
+        q, error = self._refine(answer.q, y)
+        z = self.latent(q)
+        predicted = self.norm.cost_from_net(self.model.cost_head.cost(z[None], self.norm.y_to_net(y[None])))[0]
+        candidate = self._polished(Solution(q, z, float(predicted), float(self.problem.cost(q)[0]), error,
+                                            solution.clipped, True, solution.converged,
+                                            tuple(self.problem.violations(q))), y)
+        if candidate.task_error > EXACT_TOL or candidate.violations or (exact and not candidate.cost < solution.cost):
+            return solution
+        return candidate
 
     def solve_optimum_inside(self, y: np.ndarray, refine_answer: bool,
                              warm_start: InverseState | None = None) -> list[Solution]:

@@ -3,14 +3,9 @@
 import numpy as np
 
 from loink_ros.core.runtime.network_inverse import InverseState
+from loink_ros.core.runtime.smoothing import smoothing_share
 from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
-
-
-def smoothing_share(smoothing: float) -> float:
-    """mu_s / (1 + mu_s): the share of the previous (or seed's) latent the next one keeps,
-    the minimiser of 0.5 ||z||^2 + (mu_s / 2) ||z - z_previous||^2 over z."""
-    return smoothing / (1.0 + smoothing)
 
 
 class Tracker:
