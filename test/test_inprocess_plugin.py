@@ -78,20 +78,37 @@ def test_the_plugin_in_process_passes_its_cpp_suite(tmp_path):
     assert 'parity: 40 of 40 within 1e-9' in out.stdout, out.stdout
 
 
-def test_loink_bench_moveit_plugin_times_the_plugin_against_trac_ik(tmp_path):
+# Seed 18's first 20 poses hold one whose cost-optimal answer self-collides, on both arms (so
+# the callback has something to reject; the checks below hold either way).
+@pytest.mark.parametrize('robot', ['panda', 'xarm7'])
+def test_loink_bench_moveit_plugin_times_the_plugin_against_trac_ik(tmp_path, robot):
     assert moveit_plugin.built(), f'{moveit_plugin.MOVEIT_ENV} missing: {moveit_plugin.SETUP_HINT}'
     out = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'bench', 'moveit-plugin',
-                          '--tasks', '20', '--json', '-'], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=600)
+                          '--robot', robot, '--tasks', '20', '--seed', '18', '--json', '-'],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-4000:]
     report = json.loads(out.stdout)
-    assert report['poses'] == 20 and report['timeout_s'] > 0
+    assert report['poses'] == 20 and report['timeout_s'] > 0 and report['robot'] == robot
+    meshes = report['robot_model_meshes']
+    assert meshes['links_with_collision_meshes'] == meshes['urdf_links_with_collision_meshes'] > 0
     plugin = report['plugin']
     assert plugin['success'] >= 19 / 20
     assert sum(plugin['moveit_error_codes'].values()) == 20
     assert 0 < plugin['time_ms']['median'] <= plugin['time_ms']['p99'] <= plugin['time_ms']['max']
     assert plugin['regret']['poses'] >= 19 and plugin['regret']['median'] >= -1e-9
     assert 0.0 <= report['trac_ik_speed']['success'] <= 1.0
+    for key in ('plugin_with_collision_callback', 'trac_ik_speed_with_collision_callback'):
+        section = report[key]
+        assert sum(section['moveit_error_codes'].values()) == 20
+        # Every SUCCESS answer passed the checker, which is the judge's own check.
+        assert section['success_answers_colliding'] == 0
+        assert section['callback_calls']['total'] >= section['moveit_error_codes'].get('1', 0)
+    callback = report['plugin_with_collision_callback']
+    assert callback['success'] >= 19 / 20
+    collided = callback['poses_whose_uncallbacked_answer_collided']
+    assert collided['with_a_rejection_here'] == collided['poses']
+    assert callback['callback_calls']['rejections'] >= collided['poses']
+    assert 0 < callback['checker_round_trip_ms']['median']
     threads = report['threads']
     assert threads['threads'] == 8 and threads['calls'] == 20 and threads['answers_per_s'] > 0
     assert threads['every_answer_valid'] and threads['succeeded'] >= 19

@@ -178,7 +178,8 @@ def cmd_bench(args) -> None:
     if args.target == 'moveit-plugin':
         from loink_ros.tools import bench_moveit_plugin
         _emit(bench_moveit_plugin.run(args.tasks or bench_moveit_plugin.DEFAULT_POSES,
-                                      args.seed or bench_moveit_plugin.BENCH_SEED), args.json)
+                                      args.seed or bench_moveit_plugin.BENCH_SEED, args.robot,
+                                      args.model), args.json)
         return
     from loink_ros.tools import (bench_magneto, bench_panda, bench_planar3, bench_threads,
                                  verify_magneto)
@@ -367,12 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
                    'and raw answers on held-out configurations, --model), or moveit-plugin '
                    '(searchPositionIK through the MoveIt plugin against TRAC-IK; needs '
                    'scripts/setup_moveit.sh)')
-    p.add_argument('--robot', default='panda', help='pose: the robot (its pose model)')
+    p.add_argument('--robot', default='panda', help='pose: the robot (its pose model); '
+                   'moveit-plugin: panda or xarm7 (its model)')
     p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
-    p.add_argument('--model', help='model to bench (default: the shipped one)')
+    p.add_argument('--model', help='model to bench (default: the shipped one); moveit-plugin: '
+                   'a model .json in place of --robot\'s (e.g. one `loink robot train` wrote)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
                    '2000 requests per client count for node; imports: 20 processes per module; '
-                   'pose: 10000 poses; moveit-plugin: 1000 poses)')
+                   'pose: 10000 poses; moveit-plugin: 10000 poses)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,

@@ -1,12 +1,16 @@
 """The MoveIt plugin's C++ programs (test_loink_kinematics, bench_loink_kinematics), built by
 scripts/setup_moveit.sh into .moveit/, and what they are given: the Panda's URDF and SRDF,
-and a loink_node command line that keeps this process's environment."""
+an arm's tip poses, and loink_node or checker command lines that keep this process's
+environment."""
 
 import os
 import re
 import shlex
 import subprocess
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 import numpy as np
 import pinocchio as pin
@@ -28,17 +32,37 @@ def panda_urdf() -> Path:
     return robot_file('panda_description/urdf/panda.urdf')
 
 
-def tip_poses(configurations: np.ndarray, link: str = 'panda_link8') -> np.ndarray:
-    """panda_arm's tip pose (x, y, z, qx, qy, qz, qw) in panda_link0 for each arm configuration,
-    by Pinocchio on the URDF MoveIt loads (fingers at 0)."""
-    model = pin.buildModelFromUrdf(str(panda_urdf()))
+def tip_poses(configurations: np.ndarray, link: str = 'panda_link8', urdf: Path | None = None,
+              base: str | None = None, joints: Sequence[str] | None = None) -> np.ndarray:
+    """The pose (x, y, z, qx, qy, qz, qw) of `link` in `base` (None: the URDF's root) for each
+    configuration, by Pinocchio on the URDF MoveIt loads (the Panda's by default). Each
+    configuration holds the values of `joints` (None: the URDF's first joints, in order);
+    every other joint is at its neutral value (e.g. the Panda's fingers at 0)."""
+    model = pin.buildModelFromUrdf(str(urdf or panda_urdf()))
     data, frame = model.createData(), model.getFrameId(link)
+    moved = (model.joints[1:1 + configurations.shape[1]] if joints is None else
+             [model.joints[model.getJointId(name)] for name in joints])
     rows = []
     for q in configurations:
-        pin.framesForwardKinematics(model, data, np.concatenate([q, np.zeros(model.nq - len(q))]))
+        full = pin.neutral(model)
+        for joint, value in zip(moved, q):
+            # A continuous joint's angle is Pinocchio's (cos, sin).
+            full[joint.idx_q:joint.idx_q + joint.nq] = \
+                [np.cos(value), np.sin(value)] if joint.nq == 2 else value
+        pin.framesForwardKinematics(model, data, full)
         placement = data.oMf[frame]
+        if base is not None:
+            placement = data.oMf[model.getFrameId(base)].actInv(placement)
         rows.append([*placement.translation, *pin.Quaternion(placement.rotation).coeffs()])
     return np.array(rows)
+
+
+def chain_srdf(path: Path, robot: str, group: str, base: str, tip: str) -> Path:
+    """An SRDF of one group, the chain from `base` to `tip` (MoveIt's RobotModel needs one)."""
+    path.write_text(f'<robot name={quoteattr(robot)}>\n  <group name={quoteattr(group)}>\n'
+                    f'    <chain base_link={quoteattr(base)} tip_link={quoteattr(tip)}/>\n'
+                    '  </group>\n</robot>\n')
+    return path
 
 
 def write_rows(path: Path, rows: np.ndarray) -> Path:
@@ -79,15 +103,26 @@ def all_passed(cases: dict) -> bool:
                for c in cases.values())
 
 
-def node_script(path: Path, namespace: str) -> Path:
-    """An executable script that starts loink_node on panda_full in `namespace` with this
-    process's environment exactly (the C++ side runs in MoveIt's), for the C++ test to run,
-    stop and restart."""
+def environment_script(path: Path, command: Sequence[str]) -> Path:
+    """An executable script that runs `command` in the repository with this process's
+    environment exactly, for the C++ programs (which run in MoveIt's) to start."""
     names = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
     pairs = ' '.join(shlex.quote(f'{k}={v}') for k, v in os.environ.items() if names.match(k))
-    args = [*node_command(), '--ros-args', '--params-file', str(PANDA_CONFIG),
-            '-r', f'__ns:={namespace}']
     path.write_text(f'#!/bin/sh\ncd {shlex.quote(str(REPO))}\n'
-                    f'exec env -i {pairs} {shlex.join(args)}\n')
+                    f'exec env -i {pairs} {shlex.join(command)}\n')
     path.chmod(0o755)
     return path
+
+
+def node_script(path: Path, namespace: str) -> Path:
+    """A script that starts loink_node on panda_full in `namespace`, for the C++ test to run,
+    stop and restart."""
+    return environment_script(path, [*node_command(), '--ros-args', '--params-file',
+                                     str(PANDA_CONFIG), '-r', f'__ns:={namespace}'])
+
+
+def checker_script(path: Path, model: Path) -> Path:
+    """A script that starts loink_ros.tools.self_collision_checker on the model, for the
+    bench's solution callback."""
+    return environment_script(path, [sys.executable, '-m', 'loink_ros.tools.self_collision_checker',
+                                     str(model)])
