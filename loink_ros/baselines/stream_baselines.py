@@ -18,6 +18,7 @@ import pinocchio as pin
 
 from loink_ros.baselines.trac_ik import TracIk
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.problems.velocity_limits import velocity_limits
 
 # TRAC-IK's time per step: one step of a 1 kHz stream.
@@ -55,8 +56,7 @@ class TrackingTracIk:
 
     def step(self, position: np.ndarray, rotation: np.ndarray, dt: float) -> np.ndarray:
         """dt unused: TRAC-IK has no notion of the time between targets."""
-        quaternion = pin.Quaternion(np.asarray(rotation, float)).coeffs()   # x, y, z, w
-        result = self._solver.solve(position, quaternion, self.q)
+        result = self._solver.solve(position, matrix_quaternion(np.asarray(rotation, float)), self.q)
         if result.success:
             self.q = result.q
         return self.q.copy()

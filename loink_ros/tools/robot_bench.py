@@ -20,7 +20,7 @@ from loink_ros.core.problems.described_arm import DescribedArmProblem
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
-from loink_ros.tools.bench_pose import bench_poses, reference, valid
+from loink_ros.tools.bench_pose import bench_poses, reference, timed, valid
 from loink_ros.tools.targets import reachable_targets
 from loink_ros.tools.timing import TIMING, best_of, describe, load_average, speedups
 
@@ -88,10 +88,8 @@ def pose_figures(solver: LOInKSolver, count: int, seed: int, progress: bool = Tr
     rows = []
     for i, target in enumerate(tqdm(poses, desc=f'bench {problem.name} poses', unit='pose',
                                     disable=not progress)):
-        began = time.perf_counter()
-        answer = pose_solver.solve(PoseRequest(target, deadline=time.monotonic() + POSE_TIMEOUT_S,
-                                               avoid_collisions=avoid))
-        ms = 1e3 * (time.perf_counter() - began)
+        ms, answer = timed(lambda: pose_solver.solve(PoseRequest(
+            target, deadline=time.monotonic() + POSE_TIMEOUT_S, avoid_collisions=avoid)))
         ok = answer.success and valid(problem, answer.q, target)
         best = reference(pose_solver, target, np.random.default_rng(seed + i), [answer.q] if ok else [])
         rows.append((ok, (answer.cost - best) / best if ok and np.isfinite(best) else np.nan, ms))
