@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from loink_ros.core.compiled.compiled_kernel import ACCEPT, RANKED_FIELDS, PoseQuery
-from loink_ros.core.compiled.build import cache_key
 from loink_ros.core.compiled.model_library import (
-    ABI, build_library, identity, library_path, load_library)
+    ABI, build_library, identity, library_key, library_path, load_library)
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget
@@ -55,7 +54,7 @@ def test_the_library_holds_the_model_and_its_settings(served):
     model, pose_solver, (_, data) = served
     problem = pose_solver.problem
     assert data.abi == ABI and data.model_name.decode() == model.name
-    assert data.build_key.decode() == cache_key(problem)
+    assert data.build_key.decode() == library_key(model, problem)
     assert data.identity.decode() == identity(model.path)
     assert [data.joint_names[i].decode() for i in range(data.n)] == list(problem.joint_names)
     assert (data.base_frame.decode(), data.tip_frame.decode()) == (problem.base_frame,
@@ -98,11 +97,20 @@ def test_a_retrained_model_gets_another_library(tmp_path):
 
 def test_a_library_of_another_runtime_build_is_rebuilt(served, monkeypatch):
     """Up to date for the same model and runtime; an upgraded runtime (another build key:
-    sources, compiler, flags) rebuilds the library of an unchanged model."""
+    sources, compiler, flags) or other solver settings rebuild the library of an unchanged
+    model."""
     import loink_ros.core.compiled.model_library as model_library
+    import loink_ros.core.runtime.pose_solver as pose_solver_module
     model, pose_solver, _ = served
-    assert build_library(model, pose_solver.problem).cached
+    problem = pose_solver.problem
+    assert build_library(model, problem).cached
+    key = library_key(model, problem)
+    monkeypatch.setattr(pose_solver_module, 'PRIOR_STARTS', pose_solver_module.PRIOR_STARTS + 1)
+    assert library_key(model, problem) != key
+    monkeypatch.undo()
     monkeypatch.setattr(model_library, 'cache_key', lambda problem: 'another runtime')
-    assert not build_library(model, pose_solver.problem).cached
+    assert library_key(model, problem) != key
+    assert not build_library(model, problem).cached
     # (The rebuilt file is not dlopen-ed again here: this process holds the first one.)
-    assert '"another runtime"' in model_library.model_source(model, pose_solver.problem)
+    assert f'"{library_key(model, problem)}"' in model_library.model_source(
+        model, problem, library_key(model, problem))

@@ -140,9 +140,11 @@ def test_seed_consistent_answers_stay_near_the_seed(panda):
 def test_ranked_answers_are_valid_distinct_and_cheapest_first(panda):
     from loink_ros.core.runtime.pose_solver import DISTINCT
     problem = panda.problem
-    for target in poses(problem, 4, 11):
+    counts = []
+    for target in poses(problem, 6, 11):
         ranked = panda.solve_ranked(PoseRequest(target, avoid_collisions=True), 5)
-        assert 2 <= len(ranked) <= 5
+        counts.append(len(ranked))
+        assert 1 <= len(ranked) <= 5
         assert np.array_equal(ranked[0].q, panda.solve(PoseRequest(target, avoid_collisions=True)).q)
         for answer in ranked:
             assert_valid(problem, answer, target)
@@ -153,6 +155,8 @@ def test_ranked_answers_are_valid_distinct_and_cheapest_first(panda):
             assert all(np.abs(a.q - b.q).max() > DISTINCT for b in ranked[i + 1:])
         for answer in panda.solve_ranked(PoseRequest(target), 3, attempt=2):
             assert_valid(problem, answer, target)
+    # Some poses have a single collision-free answer region in the first batch.
+    assert sum(count >= 2 for count in counts) >= 4 and 5 in counts
 
 
 @pytest.mark.parametrize('name', ['panda_full', 'xarm7_full'])

@@ -71,3 +71,20 @@ def test_unrefined_and_sampled_answers_are_the_networks(panda_full):
     b = network_only.sample(y, 5, 0.5, refine_answer=True, random_seed=3)
     for s, t in zip(a, b):
         np.testing.assert_array_equal(s.q, t.q)
+
+
+def test_an_empty_latent_is_the_optimum_with_its_fallback(panda_full):
+    """~/solve's request carries latent [] by default: the optimum, refined with the fallback
+    as latent None; an explicit z = 0 is the network's own answer there."""
+    model, problem, targets = panda_full
+    solver = LOInKSolver(model, problem)
+    network_only = LOInKSolver(model, problem, fallback=False)
+    differs = 0
+    for y in targets[:10]:
+        optimum = solver.solve(y, None, refine_answer=True)
+        np.testing.assert_array_equal(solver.solve(y, [], refine_answer=True).q, optimum.q)
+        explicit = solver.solve(y, np.zeros(model.latent_dim), refine_answer=True)
+        raw = network_only.solve(y, np.zeros(model.latent_dim), refine_answer=True)
+        np.testing.assert_array_equal(explicit.q, raw.q)
+        differs += not np.array_equal(optimum.q, explicit.q)
+    assert differs >= 2

@@ -527,11 +527,14 @@ int loink_forward(const int *ints, const double *reals, int rows, const double *
 #define POSE_ABANDON_ERROR 0.1
 #define POSE_RETRACT_STEPS 8
 #define POSE_DESCENT_STEPS 20
-#define POSE_STATIONARY 1e-6
-#define POSE_SETTLED 1e-8
+#define POSE_DESCENT_SEPARATION 0.6
+#define POSE_STATIONARY 1e-10
+#define POSE_POLISH 1e-5
 #define POSE_DAMPING_FLOOR 1e-12
 #define POSE_DAMPING_GAIN 1e-3
 #define POSE_MAX_STEP 0.5
+#define POSE_TWO_PI 6.283185307179586
+#define POSE_FULL_TURN (POSE_TWO_PI - 1e-3)
 #define POSE_FIRST_STEP 0.5
 #define POSE_BACKTRACKS 8
 #define POSE_SMALL_SINE 1e-6
@@ -598,13 +601,16 @@ static void free_gram(const double *jac, const int *free, int rows, double dampi
     }
 }
 
+static const int revolute[LOINK_N] = LOINK_REVOLUTE;
+
 /* Damped Gauss-Newton inside the limits (pose_refine.converge); returns the steps taken. */
 static int pose_converge(const pose_problem *pp, double *q, double *e, int steps) {
   enum { n = LOINK_N };
   double both[POSE_AND_JACOBIAN], gram[36], x[6], dq[n];
   const double *jac = both + 12;
-  int free[n];
+  int free[n], turns[n];
   const int rows = pp->rows;
+  for (int c = 0; c < n; c++) turns[c] = revolute[c] && pp->upper[c] - pp->lower[c] >= POSE_FULL_TURN;
   clip(n, pp->lower, pp->upper, q);
   problem_pose_jacobian(q, both);
   double norm = pose_error(pp, both, e);
@@ -615,7 +621,7 @@ static int pose_converge(const pose_problem *pp, double *q, double *e, int steps
     for (int c = 0; c < n; c++) {
       double push = 0.0;
       for (int r = 0; r < rows; r++) push += jac[c * 6 + r] * e[r];
-      free[c] = !((q[c] <= pp->lower[c] && push < 0.0) || (q[c] >= pp->upper[c] && push > 0.0));
+      free[c] = turns[c] || !((q[c] <= pp->lower[c] && push < 0.0) || (q[c] >= pp->upper[c] && push > 0.0));
     }
     free_gram(jac, free, rows, POSE_DAMPING_FLOOR + POSE_DAMPING_GAIN * norm, gram);
     memcpy(x, e, sizeof(double) * rows);
@@ -629,8 +635,11 @@ static int pose_converge(const pose_problem *pp, double *q, double *e, int steps
       if (fabs(s) > largest) largest = fabs(s);
     }
     double scale = largest > POSE_MAX_STEP ? POSE_MAX_STEP / largest : 1.0;
-    for (int c = 0; c < n; c++)
+    for (int c = 0; c < n; c++) {
       if (free[c]) q[c] += scale == 1.0 ? dq[c] : dq[c] * scale;
+      if (turns[c] && q[c] > pp->upper[c] && q[c] - POSE_TWO_PI >= pp->lower[c]) q[c] -= POSE_TWO_PI;
+      if (turns[c] && q[c] < pp->lower[c] && q[c] + POSE_TWO_PI <= pp->upper[c]) q[c] += POSE_TWO_PI;
+    }
     clip(n, pp->lower, pp->upper, q);
     problem_pose_jacobian(q, both);
     norm = pose_error(pp, both, e);
@@ -685,10 +694,11 @@ static void projected_descent(const pose_problem *pp, const double *jac, const d
     if (!free[c]) d[c] = 0.0;
 }
 
-/* Lowers the objective along the self-motion (pose_refine.descend); returns the steps. */
+/* Lowers the objective along the self-motion (pose_refine.descend); returns the steps kept. */
 static int pose_descend(const pose_problem *pp, double *q, double *e, double *f_out) {
   enum { n = LOINK_N };
-  double both[POSE_AND_JACOBIAN], g[n], d[n], trial[n], trial_e[6], previous_q[n], previous_g[n];
+  double both[POSE_AND_JACOBIAN], g[n], d[n], trial[n], trial_e[6];
+  double previous_q[n], previous_d[n], previous_e[6], previous_f = 0.0, previous_size = 0.0;
   const double *jac = both + 12;
   double f = objective(pp, q), alpha = POSE_FIRST_STEP;
   int have_previous = 0, step;
@@ -698,12 +708,19 @@ static int pose_descend(const pose_problem *pp, double *q, double *e, double *f_
     projected_descent(pp, jac, g, q, d);
     double slope = 0.0, dd = 0.0;
     for (int i = 0; i < n; i++) { slope += g[i] * d[i]; dd += d[i] * d[i]; }
-    if (sqrt(dd) <= POSE_STATIONARY || slope >= 0.0) break;
-    if (have_previous) {
+    const double size = sqrt(dd);
+    if (have_previous && size <= POSE_POLISH && size >= previous_size) {   /* stalled on rounding */
+      memcpy(q, previous_q, sizeof previous_q);
+      memcpy(e, previous_e, sizeof previous_e);
+      *f_out = previous_f;
+      return step - 1;
+    }
+    if (size <= POSE_STATIONARY || slope >= 0.0) break;
+    if (have_previous) {   /* BB1 on the projected gradient -d: the self-motion's curvature */
       double ss = 0.0, sy = 0.0;
       for (int i = 0; i < n; i++) {
         double s = q[i] - previous_q[i];
-        ss += s * s; sy += s * (g[i] - previous_g[i]);
+        ss += s * s; sy += s * (previous_d[i] - d[i]);
       }
       if (sy > 0.0) alpha = ss / sy;
     }
@@ -716,26 +733,45 @@ static int pose_descend(const pose_problem *pp, double *q, double *e, double *f_
       pose_errors(trial_e, pp->rows, &position, &rotation);
       if (position <= pp->tol_position && rotation <= pp->tol_rotation) {
         trial_f = objective(pp, trial);
-        if (trial_f <= f + ARMIJO * alpha * slope) { accepted = 1; break; }
+        if (size <= POSE_POLISH || trial_f <= f + ARMIJO * alpha * slope) { accepted = 1; break; }
       }
       alpha *= 0.5;
     }
     if (!accepted) break;
     memcpy(previous_q, q, sizeof previous_q);
-    memcpy(previous_g, g, sizeof previous_g);
+    memcpy(previous_d, d, sizeof previous_d);
+    memcpy(previous_e, e, sizeof previous_e);
+    previous_f = f;
+    previous_size = size;
+    have_previous = 1;
     memcpy(q, trial, sizeof trial);
     memcpy(e, trial_e, sizeof trial_e);
-    int settled = f - trial_f <= POSE_SETTLED * (1.0 + fabs(f));
     f = trial_f;
     objective_gradient(pp, q, g);
-    if (settled) { step++; break; }
   }
   *f_out = f;
   return step;
 }
 
-/* Refines `rows` starts (rows x n, joint units) onto one pose, then descends the `descents`
- * of them on the pose (within the tolerances) that are lowest in objective, ties by order
+/* Each angle moved by +-2 pi where that stays in the bounds and lowers the objective: the
+ * same pose, a cheaper posture (pose_refine.cheapest_turns). Returns whether q moved. */
+static int cheapest_turns(const pose_problem *pp, double *q, double *f) {
+  int moved = 0;
+  for (int c = 0; c < LOINK_N; c++)
+    for (int sign = -1; revolute[c] && sign <= 1; sign += 2) {
+      const double kept = q[c], turned = q[c] + sign * POSE_TWO_PI;
+      if (turned < pp->lower[c] || turned > pp->upper[c]) continue;
+      q[c] = turned;
+      const double g = objective(pp, q);
+      if (g < *f) { *f = g; moved = 1; } else q[c] = kept;
+    }
+  return moved;
+}
+
+/* Refines `rows` starts (rows x n, joint units) onto one pose (those on it turned to their
+ * cheapest 2 pi representatives), then descends the `descents`
+ * of them on the pose (within the tolerances) that are lowest in objective, ties by order,
+ * each more than POSE_DESCENT_SEPARATION (largest joint) from those chosen before it
  * (pose_refine.refine_poses). `target` holds the position (3) and rotation (9, row by row);
  * `bounds` lower (n) then upper (n); `seed` (n) with `weight` adds weight ||q - seed||^2.
  * `out` receives q (rows x n), then POSE_FIELDS per row. Returns 0. */
@@ -755,9 +791,17 @@ int loink_pose_solve(int rows, const double *starts, const double *target, int p
     row[POSE_NEWTON] = pose_converge(&pp, q, e, POSE_NEWTON_STEPS);
     pose_errors(e, pp.rows, &row[POSE_POSITION_ERROR], &row[POSE_ROTATION_ERROR]);
     row[POSE_OBJECTIVE] = objective(&pp, q);
+    if (row[POSE_POSITION_ERROR] <= tol_position && row[POSE_ROTATION_ERROR] <= tol_rotation &&
+        cheapest_turns(&pp, q, &row[POSE_OBJECTIVE])) {
+      problem_pose_jacobian(q, both);
+      pose_error(&pp, both, e);
+      pose_errors(e, pp.rows, &row[POSE_POSITION_ERROR], &row[POSE_ROTATION_ERROR]);
+    }
     row[POSE_DESCENT] = 0;
   }
-  for (int k = 0; k < descents; k++) {
+  double chosen[(descents > 0 ? descents : 1) * n];
+  int count = 0;
+  while (count < descents) {
     int best = -1;
     for (int r = 0; r < rows; r++) {
       const double *row = fields + r * POSE_FIELDS;
@@ -768,9 +812,17 @@ int loink_pose_solve(int rows, const double *starts, const double *target, int p
     }
     if (best < 0) break;
     double *q = q_out + best * n, *row = fields + best * POSE_FIELDS, f;
+    descended[best] = 1;
+    int near = 0;
+    for (int k = 0; k < count && !near; k++) {
+      double largest = 0.0;
+      for (int i = 0; i < n; i++) largest = fmax(largest, fabs(q[i] - chosen[k * n + i]));
+      near = largest <= POSE_DESCENT_SEPARATION;
+    }
+    if (near) continue;
+    memcpy(chosen + count++ * n, q, sizeof(double) * n);
     problem_pose_jacobian(q, both);
     pose_error(&pp, both, e);
-    descended[best] = 1;
     row[POSE_DESCENT] = pose_descend(&pp, q, e, &f);
     row[POSE_OBJECTIVE] = f;
     pose_errors(e, pp.rows, &row[POSE_POSITION_ERROR], &row[POSE_ROTATION_ERROR]);
@@ -858,8 +910,13 @@ static void collect(const loink_pose_settings *s, ranked_state *st, int rows,
     const double *q = out + r * n, *f = fields + r * POSE_FIELDS;
     if (near_found(st, q, s->distinct)) continue;
     double position = f[POSE_POSITION_ERROR], rotation = f[POSE_ROTATION_ERROR];
-    int valid = position <= req->tol_position && rotation <= req->tol_rotation &&
-                (st->accept == NULL || st->accept(st->context, q) == 0);
+    int within = position <= req->tol_position && rotation <= req->tol_rotation;
+    /* The caller's check may be slow (a collision check): past the deadline, no more start
+     * once one has run (the answer so far stays the best one checked). */
+    if (within && st->accept != NULL && (st->found > 0 || st->have_best) && req->deadline > 0.0 &&
+        monotonic_now() >= req->deadline)
+      return;
+    int valid = within && (st->accept == NULL || st->accept(st->context, q) == 0);
     double row[LOINK_RANKED_FIELDS] = {position, rotation, f[POSE_OBJECTIVE], true_cost(q),
                                        sources[r]};
     if (valid) {

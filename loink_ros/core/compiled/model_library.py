@@ -6,6 +6,7 @@ served by an old library. `loink moveit-library MODEL` builds it (docs/MOVEIT.md
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import time
 import zlib
 from pathlib import Path
@@ -41,11 +42,19 @@ def build_library(model: ModelFile, problem: Problem, rebuild: bool = False) -> 
         raise ValueError(f'model {model.name}: its task {problem.task_names} is not the tip '
                          'position, which the MoveIt plugin solves from')
     path = library_path(model)
-    if path.exists() and not rebuild and _built_from(path) == cache_key(problem):
+    key = library_key(model, problem)
+    if path.exists() and not rebuild and _built_from(path) == key:
         return Build(path, True, 0.0)
     start = time.perf_counter()
-    _build(problem, path, {SOURCE: model_source(model, problem)})
+    _build(problem, path, {SOURCE: model_source(model, problem, key)})
     return Build(path, False, time.perf_counter() - start)
+
+
+def library_key(model: ModelFile, problem: Problem) -> str:
+    """The runtime's build key and the model's generated C: a change of the solver's
+    settings (pose_solver.py's start counts) rebuilds a library as a change of kernel.c does."""
+    text = cache_key(problem) + model_source(model, problem, '')
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def _built_from(path: Path) -> str | None:
@@ -58,8 +67,9 @@ def _built_from(path: Path) -> str | None:
     return data.build_key.decode() if data.abi == ABI else None
 
 
-def model_source(model: ModelFile, problem: Problem) -> str:
-    """model_data.c: loink_model() of this model, its numbers written exactly (%a)."""
+def model_source(model: ModelFile, problem: Problem, key: str) -> str:
+    """model_data.c: loink_model() of this model, its numbers written exactly (%a), with
+    `key` as its build key."""
     from loink_ros.core.runtime.pose_solver import DISTINCT, EXACT, PoseSolver
     from loink_ros.core.runtime.solver import LOInKSolver
     pose = PoseSolver(LOInKSolver(model, problem, runtime='numpy'))
@@ -91,7 +101,7 @@ def model_source(model: ModelFile, problem: Problem) -> str:
         f' {len(pose.latents)}, {int(pose.network_for_poses)}, {solver._max_iter},'
         f' {solver._tol.hex()}, {DISTINCT.hex()}, {EXACT[0].hex()}, {EXACT[1].hex()},',
         f'   {centre}, spread, task_rows, task_lower, task_upper, latents}},',
-        f'  {_string(cache_key(problem))}}};',
+        f'  {_string(key)}}};',
         'const loink_model_data *loink_model(void) { return &data; }', ''])
 
 

@@ -102,6 +102,7 @@ class KinematicProblem(Problem):
         self.lower, self.upper = self._joint_limits(limits)
         joints = self.model.joints[1:]
         self.continuous = np.array([is_continuous(j) for j in joints], dtype=bool)
+        self.revolute = np.array([j.shortname().startswith('JointModelR') for j in joints])
         # Where each angle goes in Pinocchio's q: its own entry, or the (cos, sin) pair.
         self._q_index = np.array([j.idx_q for j in joints])
         self.nominal = None if orientation is None else np.array(orientation, float)
@@ -285,7 +286,8 @@ class KinematicProblem(Problem):
         if self.base_placement is not None:
             angular = ca.DM(self.base_placement.rotation.T) @ angular
         jacobian = ca.vertcat(ca.jacobian(position, q), angular)
-        return SymbolicProblem(q, y, task, cost, pose=pose, pose_jacobian=jacobian)
+        return SymbolicProblem(q, y, task, cost, pose=pose, pose_jacobian=jacobian,
+                               revolute=tuple(bool(r) for r in self.revolute))
 
     def symbolic_position(self, chain: SymbolicChain):
         """The tip position (3) in the base frame as a CasADi expression."""

@@ -21,3 +21,4 @@ class SymbolicProblem:
     margins: Any = None
     pose: Any = None
     pose_jacobian: Any = None
+    revolute: tuple[bool, ...] | None = None   # per joint: an angle (pose Newton may turn it)

@@ -4,11 +4,14 @@ The numpy reference of the compiled `pose_solve` (core/compiled/kernel.c), step 
 
 1. converge: damped Gauss-Newton on the pose error e = [p* - p; log(R* R^T)] (metres and
    radians, in the base frame), the joints at a limit that the step would push outward
-   frozen, every iterate clipped to the limits; a start still far off half-way is given up;
+   frozen (an angle whose bounds span a turn turns through them instead), every iterate
+   clipped to the limits; a start still far off half-way is given up;
 2. descend: steepest descent of the objective f(q) = cost(q) + w ||q - seed||^2 projected on
-   the null space of the pose Jacobian (the self-motion), Barzilai-Borwein step lengths,
+   the null space of the pose Jacobian (the self-motion), Barzilai-Borwein step lengths
+   from the projected gradient's changes,
    each trial point pulled back onto the pose by `converge` and kept only if f fell
-   (Armijo); the pose never leaves its tolerance and q never leaves the limits.
+   (Armijo), then, near the optimum, while the projected gradient shrinks; the pose never
+   leaves its tolerance and q never leaves the limits.
 
 A position-only target uses the three position rows alone (the orientation is free).
 """
@@ -31,13 +34,24 @@ ABANDON_ERROR = 0.1
 # Newton steps when pulling a descent trial point back onto the pose.
 RETRACT_STEPS = 8
 DESCENT_STEPS = 20
-# Descent stops when the projected gradient is this small, or a step lowers f by less than
-# this fraction of 1 + |f|.
-STATIONARY = 1e-6
-SETTLED = 1e-8
+# Starts this close (largest joint, rad or m) to one already descended mostly share its
+# optimum: the descents go to starts farther apart (other branches of the self-motion).
+DESCENT_SEPARATION = 0.6
+# Descent stops when the projected gradient is this small: the optimum to ~1e-12 in q, so
+# that starts descending to one optimum end on one point (a caller's rounding of the same
+# request changes no answer). Below POLISH, f is flat to rounding: steps follow the
+# gradient alone (no Armijo test on f), and end when the gradient stops shrinking.
+STATIONARY = 1e-10
+POLISH = 1e-5
 # Damping^2 = DAMPING_FLOOR + DAMPING_GAIN ||e||^2: Gauss-Newton near the pose, damped far.
 DAMPING_FLOOR = 1e-12
 DAMPING_GAIN = 1e-3
+# A revolute joint whose bounds span this much (a turn, less a hair: loink robot init's
+# ranges are a turn less 2e-4 rad) turns through its bounds in Newton rather than stopping
+# there: the same posture, 2 pi away. One-turn arms (a UR5 from init) converge from three
+# times as many starts.
+TWO_PI = 2.0 * np.pi
+FULL_TURN = TWO_PI - 1e-3
 # Largest joint step of one Newton iteration (rad or m): far starts do not overshoot.
 MAX_STEP = 0.5
 FIRST_STEP = 0.5
@@ -111,13 +125,14 @@ def converge(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower
     """(q, pose error, steps taken) after damped Gauss-Newton inside [lower, upper]."""
     q = np.clip(q, lower, upper)
     error = pose_error(problem, q, target)
+    turns = problem.revolute & (upper - lower >= FULL_TURN)
     for step in range(steps):
         norm = error @ error
         if norm <= CONVERGED ** 2 or (step == ABANDON_STEP and norm > ABANDON_ERROR ** 2):
             return q, error, step
         jac = problem.pose_jacobian(q)[:target.rows]
         push = jac.T @ error
-        free = ~(((q <= lower) & (push < 0)) | ((q >= upper) & (push > 0)))
+        free = ~(((q <= lower) & (push < 0)) | ((q >= upper) & (push > 0))) | turns
         jac_free = jac[:, free]
         damping = DAMPING_FLOOR + DAMPING_GAIN * norm
         gram = jac_free @ jac_free.T + damping * np.eye(target.rows)
@@ -126,9 +141,16 @@ def converge(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower
         if largest > MAX_STEP:
             dq *= MAX_STEP / largest
         q[free] += dq
-        q = np.clip(q, lower, upper)
+        q = np.clip(_turned(q, lower, upper, turns), lower, upper)
         error = pose_error(problem, q, target)
     return q, error, steps
+
+
+def _turned(q: np.ndarray, lower: np.ndarray, upper: np.ndarray, turns: np.ndarray) -> np.ndarray:
+    """q with each turning angle past a bound moved by 2 pi, where that lands in the bounds
+    (the same posture)."""
+    q = np.where(turns & (q > upper) & (q - TWO_PI >= lower), q - TWO_PI, q)
+    return np.where(turns & (q < lower) & (q + TWO_PI <= upper), q + TWO_PI, q)
 
 
 def _projected_descent(jac: np.ndarray, gradient: np.ndarray, q: np.ndarray,
@@ -153,18 +175,21 @@ def _projected_descent(jac: np.ndarray, gradient: np.ndarray, q: np.ndarray,
 def descend(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower: np.ndarray,
             upper: np.ndarray, objective: PoseObjective, tolerance: tuple[float, float],
             steps: int = DESCENT_STEPS) -> tuple[np.ndarray, np.ndarray, int]:
-    """(q, pose error, steps) after lowering the objective along the self-motion, every
+    """(q, pose error, steps kept) after lowering the objective along the self-motion, every
     accepted point within `tolerance` (m, rad) of the pose and inside the limits."""
     error = pose_error(problem, q, target)
     f, g = objective.value(q), objective.gradient(q)
     alpha, previous = FIRST_STEP, None
     for step in range(steps):
         d = _projected_descent(problem.pose_jacobian(q)[:target.rows], g, q, lower, upper)
+        size = float(np.linalg.norm(d))
+        if previous is not None and size <= POLISH and size >= previous[2]:
+            return previous[0], previous[3], step - 1      # the polish stalled on rounding
         slope = float(g @ d)
-        if np.linalg.norm(d) <= STATIONARY or slope >= 0.0:
+        if size <= STATIONARY or slope >= 0.0:
             return q, error, step
         if previous is not None:
-            alpha = _barzilai_borwein(q - previous[0], g - previous[1], alpha)
+            alpha = _barzilai_borwein(q - previous[0], previous[1] - d, alpha)
         accepted = None
         for _ in range(BACKTRACKS):
             trial, trial_error, _ = converge(problem, q + alpha * d, target, lower, upper,
@@ -172,40 +197,71 @@ def descend(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower:
             position, rotation = _errors(trial_error)
             if position <= tolerance[0] and rotation <= tolerance[1]:
                 trial_f = objective.value(trial)
-                if trial_f <= f + ARMIJO * alpha * slope:
+                if size <= POLISH or trial_f <= f + ARMIJO * alpha * slope:
                     accepted = trial, trial_error, trial_f
                     break
             alpha *= 0.5
         if accepted is None:
             return q, error, step
-        previous = q, g
-        q, error, trial_f = accepted
-        settled = f - trial_f <= SETTLED * (1.0 + abs(f))
-        f, g = trial_f, objective.gradient(q)
-        if settled:
-            return q, error, step + 1
+        previous = q, d, size, error
+        q, error, f = accepted
+        g = objective.gradient(q)
     return q, error, steps
 
 
 def _barzilai_borwein(s: np.ndarray, y: np.ndarray, alpha: float) -> float:
-    """The BB1 step s.s / s.y, or the last step when the curvature is not positive."""
+    """The BB1 step s.s / s.y, or the last step when the curvature is not positive. y is the
+    change of the projected gradient -d: the full gradient's change also holds its part
+    normal to the pose, which only the constraint balances."""
     curvature = float(s @ y)
     return float(s @ s) / curvature if curvature > 0.0 else alpha
+
+
+def cheapest_turns(problem: KinematicProblem, q: np.ndarray, lower: np.ndarray,
+                   upper: np.ndarray, objective: PoseObjective, f: float) -> tuple[np.ndarray, float]:
+    """(q, f) with each angle moved by +-2 pi where that stays in the bounds and lowers the
+    objective, joint by joint: the same pose, a cheaper posture."""
+    q = q.copy()
+    for c in np.flatnonzero(problem.revolute):
+        for sign in (-1.0, 1.0):
+            kept, turned = q[c], q[c] + sign * TWO_PI
+            if turned < lower[c] or turned > upper[c]:
+                continue
+            q[c] = turned
+            g = objective.value(q)
+            if g < f:
+                f = g
+            else:
+                q[c] = kept
+    return q, f
 
 
 def refine_poses(problem: KinematicProblem, starts: np.ndarray, target: PoseTarget,
                  lower: np.ndarray, upper: np.ndarray, objective: PoseObjective,
                  tolerance: tuple[float, float], descents: int) -> list[PoseResult]:
-    """converge every start; then descend the `descents` results on the pose (within
-    `tolerance`) that are lowest in objective, ties by order."""
+    """converge every start (those on the pose, within `tolerance`, turned by
+    cheapest_turns); then descend the `descents` results on the pose that are lowest in
+    objective, ties by order, each more than DESCENT_SEPARATION from those chosen before it."""
     results = []
     for start in starts:
         q, error, newton = converge(problem, np.array(start, float), target, lower, upper)
-        results.append(PoseResult(q, *_errors(error), objective.value(q), newton, 0))
+        position, rotation = _errors(error)
+        f = objective.value(q)
+        if position <= tolerance[0] and rotation <= tolerance[1]:
+            q, turned = cheapest_turns(problem, q, lower, upper, objective, f)
+            if turned < f:
+                f, (position, rotation) = turned, _errors(pose_error(problem, q, target))
+        results.append(PoseResult(q, position, rotation, f, newton, 0))
     on_pose = [i for i, r in enumerate(results)
                if r.position_error <= tolerance[0] and r.rotation_error <= tolerance[1]]
-    for i in sorted(on_pose, key=lambda i: results[i].objective)[:descents]:
+    chosen = []
+    for i in sorted(on_pose, key=lambda i: results[i].objective):
         r = results[i]
+        if len(chosen) == descents:
+            break
+        if any(np.abs(r.q - other).max() <= DESCENT_SEPARATION for other in chosen):
+            continue
+        chosen.append(r.q.copy())
         q, error, r.descent_steps = descend(problem, r.q, target, lower, upper, objective,
                                             tolerance)
         r.q, (r.position_error, r.rotation_error), r.objective = q, _errors(error), objective.value(q)

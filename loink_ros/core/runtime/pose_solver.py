@@ -52,11 +52,15 @@ EXACT = (1e-9, 1e-9)
 # uniform starts per fallback round.
 LATENT_STARTS = 0
 PRIOR_STARTS = 23
+# Arms of six joints or fewer have no self-motion on a full pose, so no descent: their
+# starts take the descents' time.
+PRIOR_STARTS_WITHOUT_SELF_MOTION = 27
 PRIOR_SPREAD = 0.3
 PRIOR_MAX_SPREAD = 1.0
 RESTARTS = 8
-# Starts descended per batch: those lowest in objective once on the pose.
-DESCENTS = 3
+# Starts descended per batch: those lowest in objective once on the pose, apart
+# (pose_refine.DESCENT_SEPARATION).
+DESCENTS = 4
 # Fallback rounds, at most (a deadline usually ends them first).
 MAX_ROUNDS = 250
 # Ranked answers closer than this (rad, largest joint difference) count as the same answer.
@@ -109,16 +113,19 @@ class PoseSolver:
     """Full-pose answers for a LOInKSolver whose problem is kinematic (pose or position model)."""
 
     def __init__(self, solver: LOInKSolver, latent_starts: int = LATENT_STARTS,
-                 prior_starts: int = PRIOR_STARTS, restarts: int = RESTARTS,
+                 prior_starts: int | None = None, restarts: int = RESTARTS,
                  descents: int = DESCENTS, network_for_poses: bool = False,
                  use_prior: bool = True, max_rounds: int = MAX_ROUNDS):
         """The network's starts serve position-only targets, and full poses too when the
         model is a pose model or `network_for_poses` is set; `use_prior` False draws the
-        prior starts uniformly (the benchmark measures what each contributes); `max_rounds`
-        bounds the fallback rounds of requests without a deadline."""
+        prior starts uniformly (the benchmark measures what each contributes); `prior_starts`
+        None: PRIOR_STARTS, or PRIOR_STARTS_WITHOUT_SELF_MOTION for six joints or fewer;
+        `max_rounds` bounds the fallback rounds of requests without a deadline."""
         if not isinstance(solver.problem, KinematicProblem):
             raise ValueError(f'problem {solver.problem.name} has no tip frame')
         self.solver, self.problem = solver, solver.problem
+        if prior_starts is None:
+            prior_starts = PRIOR_STARTS if self.problem.dim > 6 else PRIOR_STARTS_WITHOUT_SELF_MOTION
         self.prior_starts, self.restarts, self.descents = prior_starts, restarts, descents
         self.max_rounds = max_rounds
         self.network_for_poses = network_for_poses or self.problem.is_pose
@@ -303,6 +310,12 @@ class PoseSolver:
             q, position, rotation, objective = rows[i, :n], *rows[i, n:]
             if any(np.abs(q - other.q).max() <= DISTINCT for other in found):
                 continue
+            # The check (a collision check) may be slow: past the deadline, no more start
+            # once one has run (the answer so far stays the best one checked).
+            within = position <= request.tolerance[0] and rotation <= request.tolerance[1]
+            if (within and (found or best is not None) and request.deadline is not None
+                    and time.monotonic() >= request.deadline):
+                break
             reason = self._failure(q, position, rotation, request)
             answer = PoseAnswer(q.copy(), float(self.problem.cost(q)[0]), float(objective),
                                 float(position), float(rotation), sources[i], tried, reason)

@@ -130,12 +130,13 @@ class LOInKSolver:
         return self.problem.task(self.problem.example_configuration() if q is None else q)[0]
 
     def solve(self, task, latent=None, refine_answer: bool = False, seed=None) -> Solution:
-        """One solution; latent None is the cost-optimal z = 0, each |z_i| at most
+        """One solution; latent None or empty (a request's default) is the cost optimum, with
+        its polish and fallback when refined; otherwise each |z_i| at most
         requests.MAX_LATENT_ABS. `seed` (a configuration) warm-starts the network inverse:
         G is invertible, so it saves iterations and never changes the answer."""
         y = self.check_task(task)
         z = requests.latent_vector(latent, self.model.latent_dim)
-        if latent is None:
+        if latent is None or np.size(latent) == 0:
             return self._optima(y[None], refine_answer, self.seed_state(seed))[0]
         return self.solve_rows(y[None], z[None], refine_answer, self.seed_state(seed))[0][0]
 
