@@ -86,7 +86,8 @@ def test_bad_urdf_is_one_line_with_what_urdfdom_said(tmp_path):
 # Every topic and service name parameter, with a value that is no valid name of its kind.
 BAD_NAMES = {'target_topic': 'tar;get', 'solution_topic': '1solution',
              'joint_states_topic': '/joint_states/{nowhere}', 'moveit_service': 'compute ik',
-             'robot_description_topic': '/robot_description/'}
+             'robot_description_topic': '/robot_description/',
+             'pose_target_topic': 'target pose', 'pose_tracking_topic': '2tracking'}
 
 
 @pytest.mark.parametrize('name', sorted(BAD_NAMES))
@@ -118,6 +119,19 @@ def message(kind, fields: dict):
     return msg
 
 
+def test_a_pose_tip_link_not_fixed_to_the_tip_stops_start_up(tmp_path):
+    result = start(['--ros-args', '-p', 'model:=panda_full', '-p', 'pose_tip_link:=panda_link3'],
+                   cwd=tmp_path)
+    # Checked once the model is loaded (its INFO line comes first): exit 1, one error line.
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and 'Traceback' not in result.stderr, result.stderr
+    errors = [line for line in lines if line.startswith('loink_node: ')]
+    assert len(errors) == 1 and errors == lines[-1:], result.stderr
+    for fragment in ("bad parameter pose_tip_link: 'panda_link3' is not fixed to the tip",
+                     'panda_hand', 'panda_link8'):
+        assert fragment in errors[0]
+
+
 @pytest.mark.parametrize('fixture', ['planar3_node', 'panda_node', 'magneto_node'])
 def test_printed_usage_lines_succeed(fixture, request):
     from loink_msgs.msg import TaskTarget
@@ -129,7 +143,8 @@ def test_printed_usage_lines_succeed(fixture, request):
         assert time.monotonic() < deadline, node.process.output()
         time.sleep(0.05)
     output = node.process.output()
-    calls = usage_requests(output)
+    # The pose stream's PoseStamped line runs verbatim in test_ros2_cli.py.
+    calls = [c for c in usage_requests(output) if c[2] != 'geometry_msgs/msg/PoseStamped']
     # Models of the whole tip position (the Panda's) also print ~/solve_pose, first.
     poses = ['loink_msgs/srv/SolvePose'] if fixture == 'panda_node' else []
     assert [c[2] for c in calls] == [*poses, 'loink_msgs/srv/Solve', 'loink_msgs/srv/Sample',

@@ -6,6 +6,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
 from loink_ros.core.runtime.model_file import ModelFile
+from loink_ros.node.pose_streaming import PoseStreamCounts, pose_tracking_values
 from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.streaming import StreamCounts
 
@@ -15,15 +16,18 @@ INTERNAL_FAILURES = ('INTERNAL_ERROR', 'FAILURE')
 
 
 class Diagnostics:
-    """One DiagnosticStatus per period: model, request counts, solve times, stream counts.
+    """One DiagnosticStatus per period: model, request counts, solve times, stream counts (and
+    the pose stream's, with its largest tracking errors).
 
     Level WARN while the stream skips targets or a request failed with an internal error
     since the previous report; OK otherwise.
     """
 
     def __init__(self, node: Node, model: ModelFile, stats: RequestStats,
-                 stream: Callable[[], StreamCounts], period: float):
+                 stream: Callable[[], StreamCounts], period: float,
+                 pose_stream: Callable[[], PoseStreamCounts] | None = None):
         self.node, self.model, self.stats, self.stream = node, model, stats, stream
+        self.pose_stream = pose_stream
         self.publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
         self.previous: tuple[int, int] = (0, 0)   # skipped, internal errors at the last report
         node.create_timer(period, self.publish)
@@ -34,7 +38,12 @@ class Diagnostics:
                   **self.stats.summary()}
         counts = self.stream()
         values.update({f'stream {key}': str(value) for key, value in vars(counts).items()})
-        now = (counts.skipped, self.stats.failed_with(INTERNAL_FAILURES))
+        skipped = counts.skipped
+        if self.pose_stream is not None:
+            poses = self.pose_stream()
+            values.update(pose_tracking_values(poses))
+            skipped += poses.skipped
+        now = (skipped, self.stats.failed_with(INTERNAL_FAILURES))
         level, message = DiagnosticStatus.OK, 'serving'
         if now != self.previous:
             level, message = DiagnosticStatus.WARN, ('stream targets skipped or a request '

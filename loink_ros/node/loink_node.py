@@ -12,7 +12,9 @@ from loink_ros.node.diagnostics import Diagnostics
 from loink_ros.node.ik_services import IKServices
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_service import PoseService
-from loink_ros.node.pose_targets import pose_solver_of
+from loink_ros.node.failures import StartupError
+from loink_ros.node.pose_streaming import PoseStreamer
+from loink_ros.node.pose_targets import PoseLinks, pose_solver_of
 from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.robot_description import received_description
 from loink_ros.node.startup import load_solver
@@ -63,16 +65,21 @@ class LOInKNode(Node):
         poses = PoseService(self.solver, self.pose_solver, self.current, self.get_clock(),
                             self.get_logger(), self.stats)
         self.create_service(SolvePose, '~/solve_pose', poses.solve_pose, callback_group=services)
-        self.streamer = Streamer(self.stream_node, self.get_logger(), self.stream_names(s),
-                                 self.solver, self.current, self.robot)
+        names = self.stream_names(s)
+        self.streamer = Streamer(self.stream_node, self.get_logger(), names, self.solver,
+                                 self.current, self.robot)
+        self.pose_streamer = self.add_pose_stream(names, s)
         Diagnostics(self, self.solver.model, self.stats, self.streamer.snapshot,
-                    s.diagnostics_period)
+                    s.diagnostics_period,
+                    self.pose_streamer.snapshot if self.pose_streamer else None)
         self.add_moveit_service(services)
         self.get_logger().info(f'serving model {self.solver.model.name} '
                                f'({self.solver.model.version}) from {self.solver.model.path}; '
                                'call it with:\n  ' + '\n  '.join(
                                    usage_lines(self, self.solver, s.target_topic,
-                                               self.pose_solver is not None)))
+                                               self.pose_solver is not None,
+                                               s.pose_target_topic if self.pose_streamer
+                                               else None)))
 
     def helper_node(self) -> Node:
         """A node beside this one for the stream, in the same namespace, no remappings."""
@@ -80,9 +87,27 @@ class LOInKNode(Node):
                     use_global_arguments=False, start_parameter_services=False,
                     enable_rosout=False)
 
+    def add_pose_stream(self, names: dict[str, str], s: Settings) -> PoseStreamer | None:
+        """The pose stream, where a pose solver serves the model; StartupError for a
+        pose_tip_link not fixed to the tip."""
+        if self.pose_solver is None:
+            return None
+        served = PoseLinks(self.pose_solver.problem).served(False)
+        if s.pose_tip_link and s.pose_tip_link not in served:
+            raise StartupError(f'bad parameter pose_tip_link: {s.pose_tip_link!r} is not fixed '
+                               f'to the tip; these are: {", ".join(served)}')
+        try:
+            return PoseStreamer(self.stream_node, self.get_logger(), names, self.pose_solver,
+                                self.current, self.robot, self.streamer.publisher)
+        except ValueError as err:    # e.g. a URDF without velocity limits
+            self.get_logger().warning(f'the pose stream is off: {err}')
+            return None
+
     def stream_names(self, s: Settings) -> dict[str, str]:
-        """The stream's topic names, resolved by this node (its namespace and remappings)."""
+        """The streams' topic names, resolved by this node (its namespace and remappings)."""
         return {'target': self.resolve_topic_name(s.target_topic),
+                'pose_target': self.resolve_topic_name(s.pose_target_topic),
+                'pose_tracking': self.resolve_topic_name(s.pose_tracking_topic),
                 'solution': self.resolve_topic_name(s.solution_topic),
                 'joint_states': self.resolve_topic_name(s.joint_states_topic)
                 if s.joint_states_topic else ''}

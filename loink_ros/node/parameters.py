@@ -35,6 +35,10 @@ class Settings:
     target_topic: str
     solution_topic: str
     joint_states_topic: str
+    pose_target_topic: str
+    pose_tracking_topic: str
+    pose_tip_link: str
+    velocity_scale: float
     moveit_service: str
     group_name: str
     max_samples: int
@@ -96,6 +100,18 @@ SPECS: dict[str, Spec] = {
     'joint_states_topic': Spec('/joint_states', "Robot joint states: a stream starts from "
                                'them, and they seed a GetPositionIK request without a robot '
                                'state; empty: off.', ros_name='topic'),
+    'pose_target_topic': Spec('~/target_pose', 'geometry_msgs/PoseStamped stream input, in '
+                              'the base frame or a link fixed to it (models that serve full '
+                              'poses); answers go to solution_topic.', required=True,
+                              ros_name='topic'),
+    'pose_tracking_topic': Spec('~/pose_tracking', 'loink_msgs/PoseTracking output: each '
+                                'pose-stream answer with its distance from the target.',
+                                required=True, ros_name='topic'),
+    'pose_tip_link': Spec('', "Link the pose stream's targets are for: the model's tip "
+                          '(empty) or any link fixed to it.', live=True),
+    'velocity_scale': Spec(1.0, "Pose stream: share of the URDF's joint velocity limits a "
+                           'step may use, at the measured rate of the targets.', live=True,
+                           low=0.0, high=10.0, positive=True),
     'moveit_service': Spec('~/compute_ik', 'Name of the moveit_msgs GetPositionIK service.',
                            required=True, ros_name='service'),
     'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),

@@ -16,14 +16,18 @@ def flow_list(values: np.ndarray) -> str:
     return '[' + ', '.join(repr(round(float(v), 3) + 0.0) for v in values) + ']'
 
 
-def usage_lines(node: Node, solver: LOInKSolver, target_topic: str,
-                serves_poses: bool) -> list[str]:
+def usage_lines(node: Node, solver: LOInKSolver, target_topic: str, serves_poses: bool,
+                pose_target_topic: str | None = None) -> list[str]:
     """`ros2 service call` / `ros2 topic pub` lines for this node's model and names; the
     task is the model's example (the task of a known-good configuration), so they succeed;
-    with `serves_poses` also ~/solve_pose, for the tip's pose there."""
+    with `serves_poses` also ~/solve_pose, for the tip's pose there, and with a
+    `pose_target_topic` the pose stream of that pose."""
     task = flow_list(solver.example_task())
     service = node.resolve_service_name
     poses = [pose_line(service('~/solve_pose'), solver)] if serves_poses else []
+    if pose_target_topic:
+        poses.append(f'ros2 topic pub --rate 100 {node.resolve_topic_name(pose_target_topic)} '
+                     f'geometry_msgs/msg/PoseStamped "{example_pose(solver)}"')
     return [*poses,
         f"ros2 service call {service('~/solve')} loink_msgs/srv/Solve "
         f"\"{{task: {task}, refine: true}}\"",
@@ -36,14 +40,19 @@ def usage_lines(node: Node, solver: LOInKSolver, target_topic: str,
     ]
 
 
-def pose_line(service: str, solver: LOInKSolver) -> str:
-    """~/solve_pose of the tip's pose at the model's example configuration, 3 answers."""
+def example_pose(solver: LOInKSolver) -> str:
+    """A PoseStamped, as YAML, of the tip at the model's example configuration."""
     problem = solver.problem
     q = solver.model.example_configuration
     position, rotation = problem.tip_pose(problem.example_configuration() if q is None else q)
     p = [round(float(v), 3) + 0.0 for v in position]
     o = [round(float(v), 3) + 0.0 for v in matrix_quaternion(rotation)]
-    return (f"ros2 service call {service} loink_msgs/srv/SolvePose \"{{pose: {{header: "
-            f"{{frame_id: {problem.base_frame}}}, pose: {{position: {{x: {p[0]}, y: {p[1]}, "
-            f"z: {p[2]}}}, orientation: {{x: {o[0]}, y: {o[1]}, z: {o[2]}, w: {o[3]}}}}}}}, "
-            f"count: 3, avoid_collisions: true}}\"")
+    return (f"{{header: {{frame_id: {problem.base_frame}}}, pose: {{position: {{x: {p[0]}, "
+            f"y: {p[1]}, z: {p[2]}}}, orientation: {{x: {o[0]}, y: {o[1]}, z: {o[2]}, "
+            f"w: {o[3]}}}}}}}")
+
+
+def pose_line(service: str, solver: LOInKSolver) -> str:
+    """~/solve_pose of the tip's pose at the model's example configuration, 3 answers."""
+    return (f'ros2 service call {service} loink_msgs/srv/SolvePose '
+            f'"{{pose: {example_pose(solver)}, count: 3, avoid_collisions: true}}"')

@@ -49,6 +49,8 @@ REPLY_TIMEOUT = 5.0
 WARMUP = 300
 # Stream rates (Hz) and seconds per rate; how long to wait for the last answers.
 STREAM_RATES = (20.0, 100.0)
+# `--stream-pose`: PoseStamped targets along a smooth trajectory at this rate.
+POSE_STREAM_HZ = 500.0
 STREAM_SECONDS = 5.0
 STREAM_TAIL = 3.0
 
@@ -244,41 +246,38 @@ def wait_until(done: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.01)
 
 
-def stream_counts(reports: list, node: str, after: float) -> dict[str, int]:
-    """The node's stream counts from its first /diagnostics report received after `after`."""
+def stream_counts(reports: list, node: str, after: float,
+                  prefix: str = 'stream ') -> dict[str, int]:
+    """The node's counts under `prefix` ('stream ', 'pose stream ') from its first
+    /diagnostics report received after `after`."""
     def ours() -> list:
         return [status for t, array in reports if t > after for status in array.status
                 if status.name == node]
     wait_until(lambda: bool(ours()), STREAM_TAIL, f'no /diagnostics report of {node}')
-    return {value.key.removeprefix('stream '): int(value.value) for value in ours()[0].values
-            if value.key.startswith('stream ')}
+    return {value.key.removeprefix(prefix): int(value.value) for value in ours()[0].values
+            if value.key.startswith(prefix) and value.value.isdigit()}
 
 
-def stream_figures(calls: RosCalls, prefix: str, tasks: np.ndarray, rate: float) -> dict:
-    """Publish targets at `rate`; answered, skipped (the node's count) and latency.
+def timed_stream(calls: RosCalls, prefix: str, counts_prefix: str, publisher, answers,
+                 arrivals: list, messages: list, rate: float) -> dict:
+    """Publish `messages` (stamp nanosec = their index) at `rate` while `answers` (whose
+    callback appends (time, nanosec, ...) to `arrivals`) listens; answered, skipped (the
+    node's counts under `counts_prefix`) and latency.
 
     Entities are left to the client node's end: destroying one while its executor spins
     can kill the executor thread (rclpy 9.1 InvalidHandle)."""
-    count = int(rate * STREAM_SECONDS)
-    arrivals: list[tuple[float, int]] = []
     reports: list[tuple[float, DiagnosticArray]] = []
-    publisher = calls.node.create_publisher(TaskTarget, f'{prefix}/target', 10)
-    answers = calls.node.create_subscription(  # deep: this side must not lose answers
-        JointState, f'{prefix}/joint_solution',
-        lambda m: arrivals.append((time.perf_counter(), m.header.stamp.nanosec)),
-        QoSProfile(depth=count + 10))
     calls.node.create_subscription(
         DiagnosticArray, '/diagnostics', lambda m: reports.append((time.perf_counter(), m)), 10)
     wait_until(lambda: publisher.get_subscription_count() > 0
                and answers.get_publisher_count() > 0, 10.0, 'the stream did not connect')
-    before = stream_counts(reports, prefix, time.perf_counter())
-    sent_at, began = [], time.perf_counter()
-    for k in range(count):
+    before = stream_counts(reports, prefix, time.perf_counter(), counts_prefix)
+    count, sent_at, began = len(messages), [], time.perf_counter()
+    for k, msg in enumerate(messages):
         time.sleep(max(0.0, began + k / rate - time.perf_counter()))
-        target = TaskTarget(task=tasks[k % len(tasks)].tolist())
-        target.header.stamp.sec, target.header.stamp.nanosec = 1, k
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 1, k
         sent_at.append(time.perf_counter())
-        publisher.publish(target)
+        publisher.publish(msg)
     ended = time.perf_counter()
 
     def with_last() -> bool:
@@ -287,14 +286,69 @@ def stream_figures(calls: RosCalls, prefix: str, tasks: np.ndarray, rate: float)
         wait_until(with_last, STREAM_TAIL, 'last target unanswered')
     except TimeoutError:
         pass   # reported as last_answered: False
-    after = stream_counts(reports, prefix, time.perf_counter())
-    latencies = 1e3 * np.array([t - sent_at[k] for t, k in arrivals])
-    counts = {key: after[key] - before[key] for key in after}
+    after = stream_counts(reports, prefix, time.perf_counter(), counts_prefix)
+    latencies = 1e3 * np.array([a[0] - sent_at[a[1]] for a in arrivals])
     return {'rate_hz': rate, 'sent': count, 'received_here': len(arrivals),
             'last_answered': with_last(), 'send_seconds': ended - began,
-            'node_counts': counts,
+            'node_counts': {key: after[key] - before[key] for key in after},
             'latency_ms_p50': float(np.percentile(latencies, 50)) if len(latencies) else None,
             'latency_ms_p99': float(np.percentile(latencies, 99)) if len(latencies) else None}
+
+
+def stream_figures(calls: RosCalls, prefix: str, tasks: np.ndarray, rate: float) -> dict:
+    """TaskTarget targets at `rate` for STREAM_SECONDS (timed_stream)."""
+    count = int(rate * STREAM_SECONDS)
+    arrivals: list[tuple[float, int]] = []
+    publisher = calls.node.create_publisher(TaskTarget, f'{prefix}/target', 10)
+    answers = calls.node.create_subscription(  # deep: this side must not lose answers
+        JointState, f'{prefix}/joint_solution',
+        lambda m: arrivals.append((time.perf_counter(), m.header.stamp.nanosec)),
+        QoSProfile(depth=count + 10))
+    messages = [TaskTarget(task=tasks[k % len(tasks)].tolist()) for k in range(count)]
+    return timed_stream(calls, prefix, 'stream ', publisher, answers, arrivals, messages, rate)
+
+
+def pose_stream_figures(calls: RosCalls, prefix: str, problem: KinematicProblem,
+                        rate: float, seed: int) -> dict:
+    """PoseStamped targets at `rate` along one smooth bench trajectory (stream_paths) for
+    STREAM_SECONDS (timed_stream), and the share of the answers on target."""
+    from geometry_msgs.msg import PoseStamped
+    from loink_msgs.msg import PoseTracking
+
+    from loink_ros.tools.stream_paths import paths
+    path = paths(problem, 'smooth', 1, STREAM_SECONDS, rate, seed)[0]
+    arrivals: list[tuple[float, int, bool]] = []
+    publisher = calls.node.create_publisher(PoseStamped, f'{prefix}/target_pose', 10)
+    answers = calls.node.create_subscription(
+        PoseTracking, f'{prefix}/pose_tracking',
+        lambda m: arrivals.append((time.perf_counter(), m.header.stamp.nanosec, m.on_target)),
+        QoSProfile(depth=len(path.times) + 10))
+    messages = []
+    for position, rotation in zip(path.positions, path.rotations):
+        msg = PoseStamped()
+        msg.header.frame_id = problem.base_frame
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = position
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = matrix_quaternion(rotation)
+        messages.append(msg)
+    out = timed_stream(calls, prefix, 'pose stream ', publisher, answers, arrivals, messages,
+                       rate)
+    out['answered_share'] = out['node_counts']['answered'] / out['sent']
+    out['on_target_share_of_answers'] = (float(np.mean([a[2] for a in arrivals]))
+                                         if arrivals else None)
+    return out
+
+
+def bench_pose_stream(calls: RosCalls, namespace: str, seed: int) -> dict:
+    """The pose stream of a node that is up at <namespace>/loink_node, at POSE_STREAM_HZ."""
+    prefix = resolve('~', namespace)
+    info_client = calls.node.create_client(GetModelInfo, f'{prefix}/get_model_info')
+    info_client.wait_for_service(timeout_sec=30.0)
+    info = calls.call(info_client, GetModelInfo.Request(), REPLY_TIMEOUT)
+    problem = problem_for_model(load_model(info.model_name))
+    return {'model': info.model_name, 'model_version': info.model_version,
+            'load_average_1min_before': os.getloadavg()[0],
+            'pose_stream': pose_stream_figures(calls, prefix, problem, POSE_STREAM_HZ, seed)}
 
 
 def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
@@ -328,7 +382,7 @@ def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
 
 
 def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345,
-        load: int = 0, executor: str | None = None) -> dict:
+        load: int = 0, executor: str | None = None, stream_pose: bool = False) -> dict:
     """Bench the node at `namespace`, or start one (with refine on, and `executor` unless
     None) and bench that, while `load` busy-loop processes run."""
     started = None
@@ -344,7 +398,8 @@ def run(model: str, namespace: str | None, count: int = 2000, seed: int = 12345,
             probe = calls.node.create_client(GetModelInfo, f'{started.prefix}/get_model_info')
             wait_for_services([probe], started)
         with cpu_load(load):
-            result = bench(calls, namespace, count, seed)
+            result = (bench_pose_stream(calls, namespace, seed) if stream_pose
+                      else bench(calls, namespace, count, seed))
         result['namespace'], result['busy_processes'] = namespace, load
         if started is not None:
             result['node'] = {'started_by_bench': True, 'parameters': parameters,

@@ -156,7 +156,8 @@ def cmd_bench(args) -> None:
     if args.target == 'node':
         from loink_ros.tools import bench_node
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
-                             args.seed or 12345, args.load, args.executor), args.json)
+                             args.seed or 12345, args.load, args.executor, args.stream_pose),
+              args.json)
         return
     if args.target == 'fit':
         from loink_ros.tools import bench_fit
@@ -174,6 +175,12 @@ def cmd_bench(args) -> None:
             raise SystemExit('bench hsa needs --ikflow STEM (an exported IKFlow model)')
         _emit(bench_hsa.run(args.model or 'hsa', args.ikflow, args.tasks or bench_hsa.DEFAULT_TARGETS,
                             args.seed or bench_hsa.SEED), args.json)
+        return
+    if args.target == 'stream':
+        from loink_ros.tools import bench_stream
+        _emit(bench_stream.run(args.robot, args.tasks or bench_stream.DEFAULT_SMOOTH,
+                               args.seconds or bench_stream.DURATION_S,
+                               args.seed or bench_stream.SEED, args.model), args.json)
         return
     if args.target == 'moveit-plugin':
         from loink_ros.tools import bench_moveit_plugin
@@ -206,6 +213,11 @@ def cmd_plot(args) -> None:
         from loink_ros.tools.plot_hsa import plot_hsa
         for path in plot_hsa(Path(args.model), args.out):
             print(f'wrote {path}')
+        return
+    if args.kind == 'stream':
+        from loink_ros.tools.plot_stream import stream_smoothing
+        _emit(stream_smoothing(_solver(args), args.out), None)
+        print(f'wrote {args.out}')
         return
     from loink_ros.tools import plots
     plots.PLOTS[args.kind](_solver(args), args.out)
@@ -367,21 +379,28 @@ def build_parser() -> argparse.ArgumentParser:
                    'pose (full-pose IK against TRAC-IK, --robot), or fit (a model\'s task fit '
                    'and raw answers on held-out configurations, --model), or moveit-plugin '
                    '(searchPositionIK through the MoveIt plugin against TRAC-IK; needs '
-                   'scripts/setup_moveit.sh)')
-    p.add_argument('--robot', default='panda', help='pose: the robot (its pose model); '
+                   'scripts/setup_moveit.sh), or stream (full-pose streams at 1 kHz against '
+                   'TRAC-IK and pink, --robot)')
+    p.add_argument('--robot', default='panda', help='pose, stream: the robot (its pose model); '
                    'moveit-plugin: panda or xarm7 (its model)')
     p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
     p.add_argument('--model', help='model to bench (default: the shipped one); moveit-plugin: '
                    'a model .json in place of --robot\'s (e.g. one `loink robot train` wrote)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
                    '2000 requests per client count for node; imports: 20 processes per module; '
-                   'pose: 10000 poses; moveit-plugin: 10000 poses)')
+                   'pose: 10000 poses; moveit-plugin: 10000 poses; stream: 200 smooth '
+                   'trajectories, and a quarter as many near-singular and leaving the reach)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,
                    help='node: busy-loop processes running meanwhile (a loaded machine)')
     p.add_argument('--executor', choices=['multi_threaded', 'single_threaded', 'events'],
                    help="node: the started node's executor parameter (default: its own)")
+    p.add_argument('--stream-pose', action='store_true',
+                   help='node: only the pose stream, PoseStamped targets at 500 Hz along a '
+                   'smooth trajectory (a full-pose model)')
+    p.add_argument('--seconds', type=float,
+                   help='stream: seconds per trajectory (default 10, at 1 kHz)')
     p.add_argument('--seed', type=int, help='targets seed (default 12345; pose, moveit-plugin: 20261201)')
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)
@@ -394,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_design)
 
     p = sub.add_parser('plot', help='figures as PNG')
-    p.add_argument('kind', choices=['latent', 'spread', 'magneto', 'hsa'])
+    p.add_argument('kind', choices=['latent', 'spread', 'magneto', 'hsa', 'stream'])
     p.add_argument('model', help='a model; for hsa, the JSON of `loink bench hsa`')
     p.add_argument('--out', type=Path, required=True, help='PNG file; for hsa, a folder')
     p.set_defaults(func=cmd_plot)

@@ -700,7 +700,8 @@ static int pose_descend(const pose_problem *pp, double *q, double *e, double *f_
   double both[POSE_AND_JACOBIAN], g[n], d[n], trial[n], trial_e[6];
   double previous_q[n], previous_d[n], previous_e[6], previous_f = 0.0, previous_size = 0.0;
   const double *jac = both + 12;
-  double f = objective(pp, q), alpha = POSE_FIRST_STEP;
+  /* pose_refine.first_step: the seed term's curvature 2 w shortens the first step. */
+  double f = objective(pp, q), alpha = POSE_FIRST_STEP / (1.0 + 2.0 * pp->weight * POSE_FIRST_STEP);
   int have_previous = 0, step;
   objective_gradient(pp, q, g);
   for (step = 0; step < POSE_DESCENT_STEPS; step++) {

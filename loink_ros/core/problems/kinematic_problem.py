@@ -185,6 +185,13 @@ class KinematicProblem(Problem):
                 for frame in self.model.frames
                 if frame.type == pin.FrameType.BODY and frame.parentJoint == tip.parentJoint}
 
+    def base_rigid_frames(self) -> dict[str, pin.SE3]:
+        """Each link fixed to the base (the base included) -> its placement in the base
+        frame: a pose given in that link's frame is placement * pose in the base frame."""
+        placement = (lambda f: f) if self.base_placement is None else self.base_placement.actInv
+        return {frame.name: placement(frame.placement) for frame in self.model.frames
+                if frame.type == pin.FrameType.BODY and frame.parentJoint == 0}
+
     def pinocchio_configuration(self, q: np.ndarray) -> np.ndarray:
         """Pinocchio's q (nq,) of one configuration (n,): continuous angles as (cos, sin)."""
         if not self.continuous.any():

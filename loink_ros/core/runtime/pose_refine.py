@@ -179,7 +179,7 @@ def descend(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower:
     accepted point within `tolerance` (m, rad) of the pose and inside the limits."""
     error = pose_error(problem, q, target)
     f, g = objective.value(q), objective.gradient(q)
-    alpha, previous = FIRST_STEP, None
+    alpha, previous = first_step(objective.weight if objective.seed is not None else 0.0), None
     for step in range(steps):
         d = _projected_descent(problem.pose_jacobian(q)[:target.rows], g, q, lower, upper)
         size = float(np.linalg.norm(d))
@@ -207,6 +207,12 @@ def descend(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower:
         q, error, f = accepted
         g = objective.gradient(q)
     return q, error, steps
+
+
+def first_step(weight: float) -> float:
+    """The descent's first step length: FIRST_STEP, shortened by the curvature 2 w of the
+    seed term (so that a heavy weight, the stream's mu_s, still takes a step)."""
+    return FIRST_STEP / (1.0 + 2.0 * weight * FIRST_STEP)
 
 
 def _barzilai_borwein(s: np.ndarray, y: np.ndarray, alpha: float) -> float:
