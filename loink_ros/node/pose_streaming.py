@@ -7,7 +7,6 @@ joint limits and free of self-collision; when the target moves faster, or out of
 the answer lags and says why (PoseTracking.lag).
 """
 
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from loink_ros.core.runtime.pose_solver import PoseSolver
 from loink_ros.core.runtime.pose_tracker import PoseTracker
 from loink_ros.node.conversions import joint_state
 from loink_ros.node.parameters import Settings
-from loink_ros.node.pose_targets import PoseLinks
+from loink_ros.node.pose_targets import PoseLinks, pose_problem
 from loink_ros.node.streaming import (LOG_THROTTLE, SOLUTION_QOS, TARGET_QOS, SkipCounter,
                                       StreamCounts)
 
@@ -133,12 +132,9 @@ class PoseStreamer:
 
     def target(self, msg: PoseStamped, link: str) -> PoseTarget:
         """The tip's target in the base frame; DroppedTarget for a bad pose, frame or link."""
-        p, o = msg.pose.position, msg.pose.orientation
-        values = (p.x, p.y, p.z, o.x, o.y, o.z, o.w)
-        if not all(math.isfinite(v) for v in values):
-            raise DroppedTarget('the pose has a non-finite value')
-        if not any((o.x, o.y, o.z, o.w)):
-            raise DroppedTarget('the orientation is the zero quaternion')
+        reason = pose_problem(msg.pose)
+        if reason is not None:
+            raise DroppedTarget(reason)
         frame = msg.header.frame_id.lstrip('/') or self.base_frame
         placement = self.frames.get(frame)
         if placement is None:
