@@ -48,8 +48,8 @@ DAMPING_FLOOR = 1e-12
 DAMPING_GAIN = 1e-3
 # A revolute joint whose bounds span this much (a turn, less a hair: loink robot init's
 # ranges are a turn less 2e-4 rad) turns through its bounds in Newton rather than stopping
-# there: the same posture, 2 pi away. One-turn arms (a UR5 from init) converge from three
-# times as many starts.
+# there: the same posture, 2 pi away (a UR5 from init, one turn per joint, otherwise has
+# most of its starts frozen at a bound).
 TWO_PI = 2.0 * np.pi
 FULL_TURN = TWO_PI - 1e-3
 # Largest joint step of one Newton iteration (rad or m): far starts do not overshoot.
