@@ -16,6 +16,16 @@ TRAIN_SEED = 3
 TINY_EPOCHS = 4
 
 
+@pytest.fixture(scope='session', autouse=True)
+def hsa_library():
+    """The HSA model's compiled library, built before any test starts a node on it: on a
+    fresh cache its build (the generated SQP) takes about a minute, longer than a node's
+    start-up wait. A no-op once cached."""
+    from loink_ros.core.compiled.build import compiled_library
+    from loink_ros.core.problems.registry import make_problem
+    return compiled_library(make_problem('hsa'))
+
+
 @dataclass
 class TinyModel:
     """What the session fixture built: inputs of the training run and its outputs."""

@@ -15,7 +15,7 @@ from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
 from loink_ros.tools.targets import reachable_targets
 
-MODELS = ('planar3', 'panda', 'magneto')
+MODELS = ('planar3', 'panda', 'magneto', 'hsa')
 PARITY = 1e-10   # joint units (and cost, task error)
 SEED = 11
 

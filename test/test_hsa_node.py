@@ -26,6 +26,11 @@ def test_model_info(hsa_node):
     assert (info.base_frame, info.tip_frame) == ('hsa_base', 'hsa_end_effector')
 
 
+def test_the_node_solves_on_the_compiled_runtime(hsa_node):
+    output = hsa_node.process.output()
+    assert 'compiled runtime: hsa-' in output and 'unavailable' not in output, output
+
+
 def test_refined_answers_reach_the_target_by_the_simulator(hsa_node, problem):
     from loink_msgs.srv import Solve
     rng = np.random.default_rng(17)

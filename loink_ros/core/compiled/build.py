@@ -23,7 +23,7 @@ KERNEL = PACKAGE / 'kernel.c'
 SOURCES = sorted([*PACKAGE.glob('*.py'), *PACKAGE.glob('*.[ch]'),
                   *(PACKAGE.parent / 'problems').glob('*.py')])
 # No -ffast-math: the kernel must keep IEEE semantics (NaN checks, the reference's rounding).
-FLAGS = ['-O3', '-shared', '-fPIC', '-std=c99']
+FLAGS = ['-O3', '-fPIC', '-std=c99']
 # For this machine's vector units (~20% faster); dropped if the compiler refuses it. The
 # cache key names the CPU, so a cache shared by other machines is not reused by them.
 NATIVE = '-march=native'
@@ -92,9 +92,10 @@ def compiled_library(problem: Problem, rebuild: bool = False) -> Build:
 
 
 def _build(problem: Problem, path: Path, extra: dict[str, str] | None = None) -> None:
-    """Generate (with the `extra` C sources, {file name: text}), compile into a temporary file
-    beside `path`, then move it in place (atomic: concurrent builds of the same key leave one
-    whole library)."""
+    """Generate (with the `extra` C sources, {file name: text}), compile each source into an
+    object at once (a large generated program compiles beside the rest), link them into a
+    temporary file beside `path`, then move it in place (atomic: concurrent builds of the same
+    key leave one whole library)."""
     if shutil.which(compiler()) is None:
         raise BuildError(f'no C compiler: {compiler()!r} is not on PATH (set CC)')
     symbolic = problem.symbolic()
@@ -107,24 +108,38 @@ def _build(problem: Problem, path: Path, extra: dict[str, str] | None = None) ->
         for name, text in sources.items():
             Path(work, name).write_text(text)
         target = Path(work, path.name)
-        sources = [str(KERNEL), *(str(Path(work, name)) for name in sources if name.endswith('.c'))]
-        command = [compiler(), *FLAGS, f'-I{work}', f'-I{PACKAGE}', *sources, '-o', str(target),
-                   '-lm']
-        if _compile([*command, NATIVE]) is not None:
-            error = _compile(command)
+        units = [KERNEL, *(Path(work, name) for name in sources if name.endswith('.c'))]
+        objects = [str(Path(work, f'{unit.stem}.o')) for unit in units]
+        compiles = [[compiler(), *FLAGS, f'-I{work}', f'-I{PACKAGE}', '-c', str(unit), '-o', obj]
+                    for unit, obj in zip(units, objects)]
+        if _compile([[*command, NATIVE] for command in compiles]) is not None:
+            error = _compile(compiles)
             if error is not None:
                 raise BuildError(error)
+        error = _compile([[compiler(), '-shared', *objects, '-o', str(target), '-lm', '-lpthread']])
+        if error is not None:
+            raise BuildError(error)
         os.replace(target, path)
 
 
-def _compile(command: list[str]) -> str | None:
-    """Run the compiler; None on success, else what went wrong in one line."""
+def _compile(commands: list[list[str]]) -> str | None:
+    """Run the compiler commands side by side; None when all succeed, else what went wrong
+    with the first that failed, in one line."""
     try:
-        result = subprocess.run(command, capture_output=True, text=True,
-                                timeout=COMPILE_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f'{command[0]} failed: {err}'
-    if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ['no output'])[-1]
-        return f'{command[0]} exited with {result.returncode}: {last}'
-    return None
+        running = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True) for command in commands]
+    except OSError as err:
+        return f'{commands[0][0]} failed: {err}'
+    errors = []
+    for command, process in zip(commands, running):
+        try:
+            _, stderr = process.communicate(timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired as err:
+            process.kill()
+            process.communicate()
+            errors.append(f'{command[0]} failed: {err}')
+            continue
+        if process.returncode != 0:
+            last = (stderr.strip().splitlines() or ['no output'])[-1]
+            errors.append(f'{command[0]} exited with {process.returncode}: {last}')
+    return errors[0] if errors else None

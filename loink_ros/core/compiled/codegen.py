@@ -6,6 +6,9 @@ from __future__ import annotations
 from loink_ros.core.problems.symbolic import SymbolicProblem
 
 HEADER = 'problem_functions.h'
+PROGRAM_SOURCE = 'problem_program.c'
+OPTIONS = {'with_header': False, 'casadi_int': 'long long int', 'casadi_real': 'double'}
+PROGRAM_THREADS = 64
 SOURCE = 'problem_functions.c'
 
 _WRAPPER = '''
@@ -23,12 +26,14 @@ def _functions(symbolic: SymbolicProblem) -> list[tuple]:
     """(CasADi function, C signature, its arguments, output pointer, return) per function."""
     import casadi as ca
     q, y = symbolic.q, symbolic.y
-    out = [(ca.Function('loink_task', [q], [symbolic.task]),
-            'void problem_task(const double *q, double *out)', 'q', 'out', ''),
-           (ca.Function('loink_jacobian', [q], [ca.densify(ca.jacobian(symbolic.task, q))]),
-            'void problem_jacobian(const double *q, double *out)', 'q', 'out', ''),
-           (ca.Function('loink_cost', [q], [symbolic.cost]),
+    out = [(ca.Function('loink_cost', [q], [symbolic.cost]),
             'double problem_cost(const double *q)', 'q', '&cost', 'cost')]
+    if symbolic.implicit is not None:
+        return out + _implicit_functions(symbolic)
+    out += [(ca.Function('loink_task', [q], [symbolic.task]),
+             'void problem_task(const double *q, double *out)', 'q', 'out', ''),
+            (ca.Function('loink_jacobian', [q], [ca.densify(ca.jacobian(symbolic.task, q))]),
+             'void problem_jacobian(const double *q, double *out)', 'q', 'out', '')]
     if symbolic.closed_form is not None:
         out.append((ca.Function('loink_closed_form', [q, y], [symbolic.closed_form]),
                     'void problem_closed_form(const double *q, const double *y, double *out)',
@@ -45,12 +50,66 @@ def _functions(symbolic: SymbolicProblem) -> list[tuple]:
     return out
 
 
+def _implicit_functions(symbolic: SymbolicProblem) -> list[tuple]:
+    """The residual with its Jacobians and the pose with its Jacobian in the state:
+    implicit_task.c builds the task, its Jacobian and the closed form on them."""
+    import casadi as ca
+    implicit, q = symbolic.implicit, symbolic.q
+    s, residual, pose = implicit.state, implicit.residual, implicit.pose
+    return [(ca.Function('loink_residual', [s, q],
+                         [residual, ca.densify(ca.jacobian(residual, s)),
+                          ca.densify(ca.jacobian(residual, q))]),
+             'void problem_residual(const double *s, const double *q, double *r, double *r_s, '
+             'double *r_q)', 's, q', 'r, r_s, r_q', ''),
+            (ca.Function('loink_state_pose', [s], [pose, ca.densify(ca.jacobian(pose, s))]),
+             'void problem_state_pose(const double *s, double *pose, double *pose_s)', 's',
+             'pose, pose_s', '')]
+
+
+def _c_array(values) -> str:
+    return '{' + ', '.join(repr(float(v)) for v in values) + '}'
+
+
+def _implicit_header(symbolic: SymbolicProblem) -> list[str]:
+    """implicit_task.c's constants and the generated program's entry points."""
+    implicit = symbolic.implicit
+    if implicit is None:
+        return ['#define LOINK_IMPLICIT 0']
+    program = implicit.program
+    name = program.name()
+    return ['#define LOINK_IMPLICIT 1',
+            f'#define LOINK_STATE {implicit.state.numel()}',
+            f'#define LOINK_STATE_START {_c_array(implicit.start)}',
+            f'#define LOINK_STATE_TOLERANCE {implicit.tolerance!r}',
+            f'#define LOINK_STATE_STEPS {implicit.steps}',
+            f'#define LOINK_STATE_WEIGHT {implicit.state_weight!r}',
+            f'#define LOINK_PROGRAM_LOWER {_c_array(implicit.lower)}',
+            f'#define LOINK_PROGRAM_UPPER {_c_array(implicit.upper)}',
+            f'#define LOINK_PROGRAM_EXACT {implicit.exact!r}',
+            f'#define LOINK_PROJECTION_STEPS {implicit.projection_steps}',
+            f'#define LOINK_PROJECTION_TOLERANCE {implicit.projection_tolerance!r}',
+            f'#define LOINK_PROJECTION_MAX_STEP {implicit.max_step!r}',
+            f'#define LOINK_PROGRAM {name}',
+            f'#define LOINK_PROGRAM_CHECKOUT {name}_checkout',
+            f'#define LOINK_PROGRAM_RELEASE {name}_release',
+            f'#define LOINK_PROGRAM_CONSTRAINTS {program.size1_in("lbg")}',
+            f'#define LOINK_PROGRAM_SZ_ARG {program.sz_arg()}',
+            f'#define LOINK_PROGRAM_SZ_RES {program.sz_res()}',
+            f'#define LOINK_PROGRAM_SZ_IW {program.sz_iw()}',
+            f'#define LOINK_PROGRAM_SZ_W {program.sz_w()}',
+            f'int {name}(const double **arg, double **res, long long int *iw, double *w, int mem);',
+            f'int {name}_checkout(void);',
+            f'void {name}_release(int mem);',
+            'void problem_task(const double *q, double *out);',
+            'void problem_jacobian(const double *q, double *out);',
+            'void problem_closed_form(const double *q, const double *y, double *out);']
+
+
 def generate_sources(symbolic: SymbolicProblem) -> dict[str, str]:
     """{file name: text} of problem_functions.h and problem_functions.c."""
     import casadi as ca
     functions = _functions(symbolic)
-    generator = ca.CodeGenerator(SOURCE, {'with_header': False, 'casadi_int': 'long long int',
-                                          'casadi_real': 'double'})
+    generator = ca.CodeGenerator(SOURCE, OPTIONS)
     wrappers = []
     for function, signature, args, out, ret in functions:
         generator.add(function)
@@ -60,17 +119,25 @@ def generate_sources(symbolic: SymbolicProblem) -> dict[str, str]:
             sz_iw=function.sz_iw() + 1, sz_w=function.sz_w() + 1,
             declare=f'  double {ret};\n' if ret else '',
             ret=f'\n  return {ret};' if ret else ''))
+    implicit = symbolic.implicit
     margins = 0 if symbolic.margins is None else symbolic.margins.numel()
     revolute = symbolic.revolute or (False,) * symbolic.q.numel()
+    has_program = implicit is not None and implicit.program is not None
     header = '\n'.join([
         '/* Generated by loink_ros/core/compiled/codegen.py from the problem\'s symbolic(). */',
         '#pragma once',
         f'#define LOINK_N {symbolic.q.numel()}',
         f'#define LOINK_P {symbolic.y.numel()}',
-        f'#define LOINK_HAS_CLOSED_FORM {int(symbolic.closed_form is not None)}',
+        f'#define LOINK_HAS_CLOSED_FORM {int(symbolic.closed_form is not None or has_program)}',
         f'#define LOINK_MARGINS {margins}',
         f'#define LOINK_HAS_POSE {int(symbolic.pose is not None)}',
         f'#define LOINK_REVOLUTE {{{", ".join(str(int(r)) for r in revolute)}}}',
+        *_implicit_header(symbolic),
         *[signature + ';' for _, signature, *_ in functions], ''])
-    source = generator.dump() + ''.join(wrappers)
-    return {HEADER: header, SOURCE: source}
+    sources = {HEADER: header, SOURCE: generator.dump() + ''.join(wrappers)}
+    if has_program:   # its own file: the largest, it compiles beside the rest
+        program = ca.CodeGenerator(PROGRAM_SOURCE, OPTIONS)
+        program.add(implicit.program)
+        # The program's workspace pool: a slot per thread that solves at once (implicit_task.c).
+        sources[PROGRAM_SOURCE] = f'#define CASADI_MAX_NUM_THREADS {PROGRAM_THREADS}\n' + program.dump()
+    return sources

@@ -78,6 +78,15 @@ class KernelResult:
 
 
 @dataclass
+class InsideResult:
+    """Per task: q (B, n), info (B, FIELDS) as KernelResult's, and the latent z (B, n - p)."""
+
+    q: np.ndarray
+    info: np.ndarray
+    z: np.ndarray
+
+
+@dataclass
 class PoseKernelResult:
     """Per start: the refined q (B, n) and info (B, 5) by the pose columns above."""
 
@@ -94,6 +103,9 @@ class CompiledKernel:
         self._solve.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _REAL, _INT,
                                 _INT, _POINTER]
         self._forward.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _POINTER]
+        self._inside = lib.loink_solve_inside
+        self._inside.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _REAL, _INT, _INT,
+                                 _POINTER]
         if lib.loink_info_fields() != FIELDS:
             raise RuntimeError(f'{library.name}: unexpected result layout')
         self._pose = getattr(lib, 'loink_pose_solve', None)   # kinematic problems only
@@ -150,6 +162,26 @@ class CompiledKernel:
                             out[info_at:state_at].reshape(rows, FIELDS).copy(),
                             out[state_end:state_end + depth].copy(),
                             out[state_at:state_end].reshape(depth, rows, n).copy())
+
+    def solve_inside(self, y: np.ndarray, tol: float, max_iter: int, refine: bool,
+                     warm: np.ndarray | None = None) -> InsideResult:
+        """The validated learned optimum inside the limits of tasks y (B, p)
+        (runtime/bounded_latent.py); warm (depth, B, n) warm-starts z = 0's inverse."""
+        y = np.ascontiguousarray(y, np.float64)
+        rows, n, p = len(y), self.dim, self.task_dim
+        if y.shape != (rows, p):
+            raise ValueError(f'tasks {y.shape}: need ({rows}, {p})')
+        if warm is not None:
+            warm = np.ascontiguousarray(warm, np.float64)
+            if warm.shape != (self.depth, rows, n):
+                raise ValueError(f'warm start of shape {warm.shape}, need {(self.depth, rows, n)}')
+        out = np.empty(rows * (n + FIELDS + n - p))
+        self.check(self._inside(self._ints, self._reals, rows, y.ctypes.data,
+                                None if warm is None else warm.ctypes.data, tol, max_iter,
+                                int(refine), out.ctypes.data))
+        info_at, z_at = rows * n, rows * (n + FIELDS)
+        return InsideResult(out[:info_at].reshape(rows, n), out[info_at:z_at].reshape(rows, FIELDS),
+                            out[z_at:].reshape(rows, n - p))
 
     def forward(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """G of configurations q (B, n) in joint units: w (B, n) in network units

@@ -43,6 +43,7 @@ typedef struct {
   int n, p, depth, head_layers, max_N;
   const double *x_lower, *x_upper, *y_mean, *y_std, *lower, *upper;
   double cost_mean, cost_std;
+  double inside_lower[LOINK_N], inside_upper[LOINK_N];   /* the limits in network units */
   orthogonal orth[MAX_DEPTH + 1];
   monotone mono[MAX_DEPTH];
   dense head[MAX_HEAD];
@@ -60,6 +61,11 @@ static int unpack(const int *ints, const double *reals, network *net) {
   net->y_mean = rp; rp += p; net->y_std = rp; rp += p;
   net->cost_mean = *rp++; net->cost_std = *rp++;
   net->lower = rp; rp += n; net->upper = rp; rp += n;
+  for (int i = 0; i < n; i++) {    /* Normalization.x_to_net */
+    double range = net->x_upper[i] - net->x_lower[i];
+    net->inside_lower[i] = 2.0 * (net->lower[i] - net->x_lower[i]) / range - 1.0;
+    net->inside_upper[i] = 2.0 * (net->upper[i] - net->x_lower[i]) / range - 1.0;
+  }
   for (int k = 0; k <= depth; k++) {
     net->orth[k].R = rp; rp += n * n;
     net->orth[k].b = rp; rp += n;
@@ -246,6 +252,10 @@ static int lu_solve(int n, double *a, double *b) {
   }
   return 0;
 }
+
+#if LOINK_IMPLICIT
+#include "implicit_task.c"
+#endif
 
 /* M^-1(y) for one row by semismooth Newton with backtracking (NewtonInverse._solve_row);
  * x holds the warm start (or is set from the linearisation at 0 when cold). Returns 1 when
@@ -444,6 +454,36 @@ enum { INFO_PREDICTED, INFO_COST, INFO_ERROR, INFO_CLIPPED, INFO_CONVERGED, INFO
 
 int loink_info_fields(void) { return INFO_FIELDS; }
 
+/* x = G^-1(w) in network units by Newton per monotone layer: layer k's input at
+ * states + k * stride (its warm start when `warm`); iterations[k] keeps the most any row took.
+ * Returns 1 when every layer converged. */
+static int invert(const network *net, const double *w, double *states, size_t stride, int warm,
+                  double tol, int max_iter, double *x, double *iterations) {
+  int n = net->n, converged = 1;
+  orthogonal_inverse(&net->orth[net->depth], n, w, x);
+  for (int k = net->depth - 1; k >= 0; k--) {
+    double *layer_x = states + (size_t)k * stride;
+    int its = 0;
+    converged &= newton_row(&net->mono[k], n, x, tol, max_iter, warm, layer_x, &its);
+    if (iterations && its > iterations[k]) iterations[k] = its;
+    orthogonal_inverse(&net->orth[k], n, layer_x, x);
+  }
+  return converged;
+}
+
+/* Network units to joint units, clipped, refined when asked, then checked: one row of info
+ * (all but the predicted cost). */
+static void finish(const network *net, const double *x, const double *y, int refine_answer,
+                   int converged, double *q, double *row) {
+  for (int i = 0; i < LOINK_N; i++)
+    q[i] = net->x_lower[i] + 0.5 * (x[i] + 1.0) * (net->x_upper[i] - net->x_lower[i]);
+  row[INFO_CLIPPED] = clip(LOINK_N, net->lower, net->upper, q);
+  row[INFO_ERROR] = refine_answer ? refine(net, y, q) : task_error(q, y);
+  row[INFO_COST] = true_cost(q);
+  row[INFO_CONVERGED] = converged;
+  row[INFO_VIOLATED] = violated(q);
+}
+
 /* The validated solve of `rows` tasks with latents: `in` holds y (rows x p, task units),
  * then z (rows x (n - p)). G^-1([y_n; z]) by Newton per monotone layer (warm from `warm`,
  * depth x rows x n, unless NULL), to joint units, clipped, refined when asked, then checked.
@@ -468,23 +508,13 @@ int loink_solve(const int *ints, const double *reals, int rows, const double *in
     for (int i = 0; i < p; i++) w[i] = (yr[i] - net.y_mean[i]) / net.y_std[i];
     for (int i = p; i < n; i++) w[i] = zr[i - p];
     row[INFO_PREDICTED] = predicted_cost(&net, w, zr);
-    int converged = 1;
-    orthogonal_inverse(&net.orth[depth], n, w, x);
-    for (int k = depth - 1; k >= 0; k--) {
-      double *layer_x = state + ((size_t)k * rows + r) * n;
-      int its = 0;
-      if (warm) memcpy(layer_x, warm + ((size_t)k * rows + r) * n, sizeof(double) * n);
-      converged &= newton_row(&net.mono[k], n, x, tol, max_iter, warm != NULL, layer_x, &its);
-      if (its > iterations[k]) iterations[k] = its;
-      orthogonal_inverse(&net.orth[k], n, layer_x, x);
-    }
-    for (int i = 0; i < n; i++)
-      q[i] = net.x_lower[i] + 0.5 * (x[i] + 1.0) * (net.x_upper[i] - net.x_lower[i]);
-    row[INFO_CLIPPED] = clip(n, net.lower, net.upper, q);
-    row[INFO_ERROR] = refine_answer ? refine(&net, yr, q) : task_error(q, yr);
-    row[INFO_COST] = true_cost(q);
-    row[INFO_CONVERGED] = converged;
-    row[INFO_VIOLATED] = violated(q);
+    double *states = state + (size_t)r * n;
+    if (warm)
+      for (int k = 0; k < depth; k++)
+        memcpy(states + (size_t)k * rows * n, warm + ((size_t)k * rows + r) * n, sizeof(double) * n);
+    int converged = invert(&net, w, states, (size_t)rows * n, warm != NULL, tol, max_iter, x,
+                           iterations);
+    finish(&net, x, yr, refine_answer, converged, q, row);
   }
   return 0;
 }
@@ -514,6 +544,225 @@ int loink_forward(const int *ints, const double *reals, int rows, const double *
       orthogonal_forward(&net.orth[k + 1], n, x, a);
     }
     memcpy(w_out + r * n, a, sizeof a);
+  }
+  return 0;
+}
+
+/* The learned optimum inside the joint limits (runtime/bounded_latent.py, step for step). */
+#define INSIDE_ROUNDS 12
+#define INSIDE_HALVINGS 6
+#define INSIDE_TOL 1e-9
+#define INSIDE_STEP_TOL 1e-4
+#define INSIDE_VIOLATION_WEIGHT 1e3
+#define QP_FEASIBLE 1e-12        /* a candidate may break a constraint by this (relative) */
+#define MAX_LATENT 8             /* latent dimensions the QP's enumeration takes */
+
+/* dG/dx (n x n, row-major) at x in network units: the product of the layers' Jacobians
+ * (BiLipMap.jacobian). */
+static void network_jacobian(const network *net, const double *x, double *jac) {
+  enum { n = LOINK_N };
+  double a[n], b[n], t[n * n], dm[n * n], h[net->max_N > 0 ? net->max_N : 1];
+  double g[(net->max_N > 0 ? net->max_N : 1) * n];
+  orthogonal_forward(&net->orth[0], n, x, a);
+  memcpy(jac, net->orth[0].R, sizeof(double) * n * n);
+  for (int k = 0; k < net->depth; k++) {
+    const monotone *m = &net->mono[k];
+    hidden(m, n, a, h);
+    jacobian(m, n, h, g, dm);
+    for (int i = 0; i < n; i++) {
+      double s = 0.0;
+      for (int j = 0; j < m->N; j++) s += h[j] * m->w_out[j * n + i];
+      b[i] = m->mu * a[i] + s + m->b_y[i];
+    }
+    orthogonal_forward(&net->orth[k + 1], n, b, a);
+    for (int r = 0; r < n; r++)            /* t = dM J, then J = R t */
+      for (int c = 0; c < n; c++) {
+        double s = 0.0;
+        for (int i = 0; i < n; i++) s += dm[r * n + i] * jac[i * n + c];
+        t[r * n + c] = s;
+      }
+    for (int r = 0; r < n; r++)
+      for (int c = 0; c < n; c++) {
+        double s = 0.0;
+        for (int i = 0; i < n; i++) s += net->orth[k + 1].R[r * n + i] * t[i * n + c];
+        jac[r * n + c] = s;
+      }
+  }
+}
+
+static double box_violation(const network *net, const double *x) {
+  double s = 0.0;
+  for (int i = 0; i < LOINK_N; i++) {
+    double lo = net->inside_lower[i] - x[i], hi = x[i] - net->inside_upper[i];
+    s += (lo > 0.0 ? lo : 0.0) + (hi > 0.0 ? hi : 0.0);
+  }
+  return s;
+}
+
+static double inside_merit(const network *net, const double *x, const double *z, int m) {
+  double zz = 0.0;
+  for (int i = 0; i < m; i++) zz += z[i] * z[i];
+  return INSIDE_VIOLATION_WEIGHT * box_violation(net, x) + 0.5 * zz;
+}
+
+/* min 0.5 |z|^2 subject to lo <= A z <= hi (A rows x m, row-major): the least-norm point of
+ * the affine hulls of every independent set of at most m active constraints that satisfies
+ * them all (the optimum is one of these points, and no feasible one is shorter). Returns 0,
+ * or 1 when none is feasible. */
+static int least_norm_in_slab(int rows, int m, const double *A, const double *lo,
+                              const double *hi, double *z) {
+  int half = 2 * rows, pick[MAX_LATENT], found = 0;
+  double best = INFINITY;
+  for (int size = 0; size <= m; size++) {
+    for (int i = 0; i < size; i++) pick[i] = i;
+    for (;;) {
+      /* Constraint c: row c / 2 at its lower (even c) or upper (odd c) bound. */
+      int pair = 0;
+      for (int i = 1; i < size; i++) pair |= pick[i] / 2 == pick[i - 1] / 2;
+      if (!pair) {
+        double gram[MAX_LATENT * MAX_LATENT], d[MAX_LATENT], cand[MAX_LATENT];
+        for (int i = 0; i < size; i++) {
+          const double *ai = A + (pick[i] / 2) * m;
+          d[i] = pick[i] % 2 ? hi[pick[i] / 2] : lo[pick[i] / 2];
+          for (int j = 0; j < size; j++) {
+            const double *aj = A + (pick[j] / 2) * m;
+            double s = 0.0;
+            for (int c = 0; c < m; c++) s += ai[c] * aj[c];
+            gram[i * size + j] = s;
+          }
+        }
+        if (!lu_solve(size, gram, d)) {
+          double norm = 0.0;
+          for (int c = 0; c < m; c++) {
+            double s = 0.0;
+            for (int i = 0; i < size; i++) s += A[(pick[i] / 2) * m + c] * d[i];
+            cand[c] = s;
+            norm += s * s;
+          }
+          int feasible = norm < best;
+          for (int r = 0; r < rows && feasible; r++) {
+            double s = 0.0;
+            for (int c = 0; c < m; c++) s += A[r * m + c] * cand[c];
+            feasible = s >= lo[r] - QP_FEASIBLE * (1.0 + fabs(lo[r]))
+                       && s <= hi[r] + QP_FEASIBLE * (1.0 + fabs(hi[r]));
+          }
+          if (feasible) { best = norm; memcpy(z, cand, sizeof(double) * m); found = 1; }
+        }
+      }
+      int i = size - 1;              /* the next combination of `size` of the `half` */
+      while (i >= 0 && pick[i] == half - size + i) i--;
+      if (i < 0) break;
+      pick[i]++;
+      for (int j = i + 1; j < size; j++) pick[j] = pick[j - 1] + 1;
+    }
+  }
+  return !found;
+}
+
+/* The least-norm latent z whose inverse is inside the limits, from z = 0's inverse x (its
+ * layer inputs in `states`, stride n): sequential QPs on the first-order answer, with a
+ * backtracking line search on the merit. Updates x, states and z; returns the convergence of
+ * the inverse it ends on. */
+static int least_latent_inside(const network *net, const double *y_n, double *x, double *states,
+                               double *z, int converged, double tol, int max_iter) {
+  enum { n = LOINK_N, p = LOINK_P, m = LOINK_N - LOINK_P };
+  int depth = net->depth;
+  double jac[n * n], a[n * n], dx_dz[n * m], lo[n], hi[n], target[m], step[m], w[n];
+  double trial_x[n], trial_states[MAX_DEPTH * n];
+  for (int i = 0; i < m; i++) z[i] = 0.0;
+  if (box_violation(net, x) <= INSIDE_TOL) return converged;
+  for (int round = 0; round < INSIDE_ROUNDS; round++) {
+    network_jacobian(net, x, jac);
+    for (int c = 0; c < m; c++) {          /* columns p.. of the inverse Jacobian */
+      double e[n];
+      memcpy(a, jac, sizeof jac);
+      for (int i = 0; i < n; i++) e[i] = i == p + c ? 1.0 : 0.0;
+      lu_solve(n, a, e);
+      for (int i = 0; i < n; i++) dx_dz[i * m + c] = e[i];
+    }
+    for (int i = 0; i < n; i++) {
+      double offset = -x[i];
+      for (int c = 0; c < m; c++) offset += dx_dz[i * m + c] * z[c];
+      lo[i] = net->inside_lower[i] + offset;
+      hi[i] = net->inside_upper[i] + offset;
+    }
+    if (least_norm_in_slab(n, m, dx_dz, lo, hi, target)) {
+      /* No latent inside to first order: the least violation, z + lstsq(dx/dz, clip(x) - x). */
+      double normal[m * m], rhs[m];
+      for (int r = 0; r < m; r++) {
+        rhs[r] = 0.0;
+        for (int i = 0; i < n; i++) {
+          double c = x[i] < net->inside_lower[i] ? net->inside_lower[i]
+                     : x[i] > net->inside_upper[i] ? net->inside_upper[i] : x[i];
+          rhs[r] += dx_dz[i * m + r] * (c - x[i]);
+        }
+        for (int c = 0; c < m; c++) {
+          double s = 0.0;
+          for (int i = 0; i < n; i++) s += dx_dz[i * m + r] * dx_dz[i * m + c];
+          normal[r * m + c] = s;
+        }
+      }
+      lu_solve(m, normal, rhs);
+      for (int c = 0; c < m; c++) target[c] = z[c] + rhs[c];
+    }
+    double current = inside_merit(net, x, z, m), largest = 0.0;
+    for (int c = 0; c < m; c++) {
+      step[c] = target[c] - z[c];
+      if (fabs(step[c]) > largest) largest = fabs(step[c]);
+    }
+    if (box_violation(net, x) <= INSIDE_TOL && largest <= INSIDE_STEP_TOL) break;
+    int accepted = 0;
+    for (int h = 0; h < INSIDE_HALVINGS && !accepted; h++) {
+      double zt[m];
+      for (int c = 0; c < m; c++) zt[c] = z[c] + step[c];
+      memcpy(w, y_n, sizeof(double) * p);
+      memcpy(w + p, zt, sizeof zt);
+      memcpy(trial_states, states, sizeof(double) * depth * n);
+      int trial_converged = invert(net, w, trial_states, n, 1, tol, max_iter, trial_x, NULL);
+      if (inside_merit(net, trial_x, zt, m) < current) {
+        memcpy(z, zt, sizeof zt);
+        memcpy(x, trial_x, sizeof trial_x);
+        memcpy(states, trial_states, sizeof(double) * depth * n);
+        converged = trial_converged;
+        accepted = 1;
+      } else {
+        for (int c = 0; c < m; c++) step[c] /= 2.0;
+      }
+    }
+    if (!accepted) break;
+  }
+  return converged;
+}
+
+/* The validated learned optimum inside the limits of `rows` tasks y (rows x p): z = 0's
+ * inverse (warm from `warm`, depth x rows x n, unless NULL), moved by least_latent_inside where
+ * it leaves the limits, then to joint units, clipped, refined when asked and checked; its
+ * clipped field says whether the rounds ended outside the limits (by more than INSIDE_TOL).
+ * `out` receives q (rows x n), info (rows x INFO_FIELDS) and z (rows x (n - p)). Returns 0, or -1
+ * as loink_solve. */
+int loink_solve_inside(const int *ints, const double *reals, int rows, const double *y,
+                       const double *warm, double tol, int max_iter, int refine_answer,
+                       double *out) {
+  network net;
+  if (unpack(ints, reals, &net)) return -1;
+  enum { n = LOINK_N, p = LOINK_P, m = LOINK_N - LOINK_P };
+  if (m > MAX_LATENT || net.depth > MAX_DEPTH) return -1;
+  double *q_out = out, *info = q_out + (size_t)rows * n, *z_out = info + (size_t)rows * INFO_FIELDS;
+  double w[n], x[n], states[MAX_DEPTH * n];
+  for (int r = 0; r < rows; r++) {
+    const double *yr = y + r * p;
+    double *z = z_out + r * m, *row = info + r * INFO_FIELDS;
+    for (int i = 0; i < p; i++) w[i] = (yr[i] - net.y_mean[i]) / net.y_std[i];
+    for (int i = p; i < n; i++) w[i] = 0.0;
+    if (warm)
+      for (int k = 0; k < net.depth; k++)
+        memcpy(states + k * n, warm + ((size_t)k * rows + r) * n, sizeof(double) * n);
+    int converged = invert(&net, w, states, n, warm != NULL, tol, max_iter, x, NULL);
+    converged = least_latent_inside(&net, w, x, states, z, converged, tol, max_iter);
+    row[INFO_PREDICTED] = predicted_cost(&net, w, z);
+    int outside = box_violation(&net, x) > INSIDE_TOL;
+    finish(&net, x, yr, refine_answer, converged, q_out + r * n, row);
+    row[INFO_CLIPPED] = outside;   /* the rounds ended outside the limits */
   }
   return 0;
 }

@@ -51,7 +51,8 @@ def load_kernel(solver: LOInKSolver, model: ModelFile,
 
 
 def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
-    """Largest difference of q, cost and task error on the example target, raw and refined."""
+    """Largest difference of q, cost and task error on the example target, raw and refined
+    (the learned optimum inside the limits too, for problems whose optima lie on them)."""
     y = solver.example_task()[None]
     z = np.zeros((1, solver.model.latent_dim))
     worst = 0.0
@@ -60,8 +61,17 @@ def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
             continue
         reference = solver.solve_rows_numpy(y, z, refine)[0][0]
         result = kernel.solve(y, z, solver._tol, solver._max_iter, refine)
-        worst = max(worst, float(np.abs(result.q[0] - reference.q).max()),
-                    # The cost function's value: an infeasible answer's Solution.cost is +inf.
-                    abs(result.info[0, COST] - float(solver.problem.cost(reference.q[None])[0])),
-                    abs(result.info[0, ERROR] - reference.task_error))
+        worst = max(worst, _difference(solver, reference, result.q[0], result.info[0]))
+        if solver.problem.optimum_on_bounds:
+            inside = solver.solve_optimum_inside_numpy(y, refine)[0]
+            result = kernel.solve_inside(y, solver._tol, solver._max_iter, refine)
+            worst = max(worst, _difference(solver, inside, result.q[0], result.info[0]))
     return worst
+
+
+def _difference(solver: LOInKSolver, reference, q: np.ndarray, info: np.ndarray) -> float:
+    """Largest difference of the kernel's q, cost and task error from a numpy Solution's."""
+    # The cost function's value: an infeasible answer's Solution.cost is +inf.
+    cost = float(solver.problem.cost(reference.q[None])[0])
+    return max(float(np.abs(q - reference.q).max()), abs(info[COST] - cost),
+               abs(info[ERROR] - reference.task_error))

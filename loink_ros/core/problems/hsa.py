@@ -8,8 +8,10 @@ import numpy as np
 
 from loink_ros.core.problems.hsa_least_effort import HsaSqpRefinement
 from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters, fpu_control
+from loink_ros.core.problems import hsa_statics
 from loink_ros.core.problems.hsa_statics import HsaStatics
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.symbolic import ImplicitTask, SymbolicProblem
 
 # An SQP answer further than this from the task (m, rad) counts as failed.
 SQP_POSE_TOLERANCE = 1e-9
@@ -61,6 +63,23 @@ class HsaProblem(Problem):
         if np.all(error <= SQP_POSE_TOLERANCE):
             return refined
         return self.statics.project(q, target, self.lower, self.upper)
+
+    def symbolic(self) -> SymbolicProblem:
+        """The statics as an implicit task (the compiled runtime's Newton on the residual)
+        and the SQP program as the closed form, with this file's and the statics' constants."""
+        import casadi as ca
+        statics, n = self.statics, self.dim
+        q, y, xi = ca.SX.sym('q', n), ca.SX.sym('y', self.task_dim), ca.SX.sym('xi', 3 * self.params.segments)
+        implicit = ImplicitTask(
+            state=xi, residual=statics.residual(xi, q), pose=statics.pose(xi)[0],
+            start=tuple(statics.rest_strains), tolerance=hsa_statics.NEWTON_TOLERANCE,
+            steps=hsa_statics.NEWTON_STEPS, program=self.refinement.solver,
+            lower=tuple(self.lower), upper=tuple(self.upper), exact=SQP_POSE_TOLERANCE,
+            state_weight=hsa_statics.STRAIN_WEIGHT, max_step=hsa_statics.MAX_TWIST_STEP,
+            projection_steps=hsa_statics.PROJECTION_STEPS,
+            projection_tolerance=hsa_statics.PROJECTION_TOLERANCE)
+        return SymbolicProblem(q, y, None, ca.sumsqr(q / self.params.phi_max) / n,
+                               implicit=implicit)
 
     def metadata(self) -> dict:
         p = self.params

@@ -71,9 +71,9 @@ class HsaSqpRefinement:
 
     def __init__(self, statics: HsaStatics, lower: np.ndarray, upper: np.ndarray):
         self.program = HsaLeastEffort(statics, lower, upper)
-        self._solver = self.program.solver('sqpmethod', SQP_OPTIONS)
+        self.solver = self.program.solver('sqpmethod', SQP_OPTIONS)
 
     def __call__(self, phi: np.ndarray, target: np.ndarray) -> np.ndarray:
         start = np.clip(np.asarray(phi, float), self.program.lbx[:self.program.inputs],
                         self.program.ubx[:self.program.inputs])
-        return self.program.solve(self._solver, start, np.asarray(target, float))
+        return self.program.solve(self.solver, start, np.asarray(target, float))

@@ -31,6 +31,7 @@ from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters
 QUADRATURE_POINTS = 16
 NEWTON_TOLERANCE = 1e-12     # residual, N and N m
 NEWTON_STEPS = 50
+PROJECTION_STEPS = 30
 # Projection onto a target: the strains' share of the step norm (the twists' is 1), and the
 # pose tolerance (m, rad).
 STRAIN_WEIGHT = 1e-4
@@ -165,7 +166,9 @@ class HsaStatics:
     def steady_state(self, phi: np.ndarray, xi0: np.ndarray | None = None) -> np.ndarray:
         """Strains xi (B, 3 segments) at rest for twists phi (B, inputs), by Newton's method
         from xi0 (default: the rest strains) with a backtracking line search; each trial point
-        is evaluated with its Jacobian, which the next step reuses when it is accepted."""
+        is evaluated with its Jacobian, which the next step reuses when it is accepted. A row
+        whose residual is not within NEWTON_TOLERANCE after NEWTON_STEPS is NaN (Newton
+        takes 4 steps anywhere in the twist range)."""
         phi = np.atleast_2d(np.asarray(phi, float))
         count = len(phi)
         xi = np.tile(self.rest_strains, (count, 1)) if xi0 is None else np.array(xi0, float, ndmin=2)
@@ -186,6 +189,7 @@ class HsaStatics:
                     break
                 scale = np.where(worse, scale / 2, scale)
             xi, r, jac, norm = xi + scale[:, None] * step, r_t, jac_t, norm_t
+        xi[~(norm <= NEWTON_TOLERANCE)] = np.nan
         return xi
 
     def _batched_jacobians(self, count: int) -> ca.Function:
@@ -207,7 +211,7 @@ class HsaStatics:
         return np.asarray(self.pose.map(len(xi))(xi.T)[0]).T
 
     def project(self, phi: np.ndarray, target: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                steps: int = 30) -> np.ndarray:
+                steps: int = PROJECTION_STEPS) -> np.ndarray:
         """Twists near `phi` that hold the end effector at `target`, inside [lower, upper]:
         Gauss-Newton on the balance and the pose together, over twists and strains, each step
         the least change of the twists; a twist at a bound that the step would push out is

@@ -40,6 +40,11 @@ def _latent_qp(latent_dim: int, dim: int):
                                                   'print_info': False, 'error_on_fail': False})
 
 
+def box_violation(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """How far x (n,) lies outside [lower, upper], summed over its entries."""
+    return float(np.sum(np.maximum(lower - x, 0.0) + np.maximum(x - upper, 0.0)))
+
+
 def least_latent_inside(inverse: NetworkInverse, y_n: np.ndarray, lower_n: np.ndarray,
                         upper_n: np.ndarray, start: InverseResult, method: str, tol: float,
                         max_iter: int) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -49,7 +54,7 @@ def least_latent_inside(inverse: NetworkInverse, y_n: np.ndarray, lower_n: np.nd
     qp = _latent_qp(dim - task_dim, dim)
 
     def violation(x: np.ndarray) -> float:
-        return float(np.sum(np.maximum(lower_n - x, 0.0) + np.maximum(x - upper_n, 0.0)))
+        return box_violation(x, lower_n, upper_n)
 
     def merit(x: np.ndarray, z: np.ndarray) -> float:
         return VIOLATION_WEIGHT * violation(x) + 0.5 * float(z @ z)

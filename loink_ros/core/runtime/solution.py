@@ -21,7 +21,7 @@ class Solution:
     predicted_cost: float
     cost: float
     task_error: float
-    clipped: bool
+    clipped: bool            # the raw answer left the limits (bounded latent: its rounds ended outside)
     refined: bool
     converged: bool
     violations: tuple[str, ...] = ()

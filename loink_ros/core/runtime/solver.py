@@ -9,7 +9,7 @@ import numpy as np
 
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime import requests
-from loink_ros.core.runtime.bounded_latent import least_latent_inside
+from loink_ros.core.runtime.bounded_latent import INSIDE_TOL, box_violation, least_latent_inside
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.network_inverse import INVERSE_DEFAULTS, InverseState
@@ -215,7 +215,18 @@ class LOInKSolver:
                              warm_start: InverseState | None = None) -> list[Solution]:
         """The learned optimum inside the joint limits for checked tasks (B, p): z = 0's
         answer where it is inside, else the least-norm latent whose answer is
-        (bounded_latent.py). The numpy path; Problem.optimum_on_bounds selects it."""
+        (bounded_latent.py; in C where compiled). Problem.optimum_on_bounds selects it."""
+        if self.kernel is not None:
+            warm = None if warm_start is None else np.asarray(warm_start.x)
+            result = self.kernel.solve_inside(y, self._tol, self._max_iter, refine_answer, warm)
+            info = result.info.tolist()
+            return [self._compiled_solution(result.q[i], result.z[i], info[i], refine_answer)
+                    for i in range(len(info))]
+        return self.solve_optimum_inside_numpy(y, refine_answer, warm_start)
+
+    def solve_optimum_inside_numpy(self, y: np.ndarray, refine_answer: bool,
+                                   warm_start: InverseState | None = None) -> list[Solution]:
+        """solve_optimum_inside on the numpy path, the reference of the compiled one."""
         y_n = self.norm.y_to_net(y)
         lower, upper = self.norm.x_to_net(self.problem.lower[None])[0], \
             self.norm.x_to_net(self.problem.upper[None])[0]
@@ -228,7 +239,9 @@ class LOInKSolver:
                                                     self.method, self._tol, self._max_iter)
             q = self.norm.x_from_net(x_n[None])[0]
             predicted = self.norm.cost_from_net(self.model.cost_head.cost(z[None], row[None]))[0]
-            solutions.append(self._finish(q, y[i], z, predicted, refine_answer, converged))
+            # Clipped: the rounds ended outside the limits (beyond their tolerance).
+            outside = box_violation(x_n, lower, upper) > INSIDE_TOL
+            solutions.append(self._finish(q, y[i], z, predicted, refine_answer, converged, outside))
         return solutions
 
     def sample(self, task, count: int, spread: float, refine_answer: bool = False,
@@ -303,9 +316,11 @@ class LOInKSolver:
         return q, self._task_error(q, y)
 
     def _finish(self, q: np.ndarray, y: np.ndarray, z: np.ndarray, predicted: float,
-                refine_answer: bool, converged: bool) -> Solution:
+                refine_answer: bool, converged: bool, clipped: bool | None = None) -> Solution:
+        """The Solution of a raw answer q; `clipped` None: whether clipping changed q."""
         inside = np.clip(q, self.problem.lower, self.problem.upper)
-        clipped = not np.array_equal(inside, q)
+        if clipped is None:
+            clipped = not np.array_equal(inside, q)
         if refine_answer:
             inside, error = self._refine(inside, y)
         else:
