@@ -18,8 +18,8 @@ run: setup
 	@source ./env.sh && \
 	exec loink_node --ros-args --params-file config/$(MODEL).yaml -r __ns:=/loink
 
-# A fresh ROS domain per run and discovery kept on this host isolate the tests
-# from any other ROS graph on the machine. No bytecode: `ros2 launch` loads launch files
+# Lint first (ruff.toml), then the suite. A fresh ROS domain per run and discovery kept on
+# this host isolate the tests from any other ROS graph on the machine. No bytecode: `ros2 launch` loads launch files
 # from the install's share/ and would leave __pycache__ there, which the next run's
 # test_ament_index rightly reports as an entry no package declared.
 test: setup moveit
@@ -27,6 +27,7 @@ test: setup moveit
 	export ROS_DOMAIN_ID=$$(( RANDOM % 100 + 1 )) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST \
 	  PYTHONDONTWRITEBYTECODE=1 && \
 	echo "ROS_DOMAIN_ID=$$ROS_DOMAIN_ID" && \
+	ruff check . && \
 	python -m pytest -q test
 
 demo: setup

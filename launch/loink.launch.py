@@ -11,10 +11,11 @@ never falls back to built-in defaults. The `model` argument overrides the file's
 import os
 
 from ament_index_python.packages import get_package_share_directory
+from launch_ros.actions import Node
+
 from launch import LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
 
 
 def parameter_file(model: str, config: str) -> str:

@@ -33,8 +33,7 @@ def walked_files(top: Path) -> set:
 
 def declared_data_files() -> set:
     """Install paths of setup.py's data_files, read the way colcon reads setup.py."""
-    from colcon_python_setup_py.package_identification.python_setup_py import (
-        get_setup_information)
+    from colcon_python_setup_py.package_identification.python_setup_py import get_setup_information
     data_files = get_setup_information(REPO / 'setup.py')['data_files']
     return {Path(dest, Path(name).name) for dest, names in data_files for name in names}
 

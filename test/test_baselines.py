@@ -6,11 +6,17 @@ import numpy as np
 import pytest
 
 from loink_ros.baselines.ipopt_variants import (
-    QUALIFY_FRACTION, REFERENCE, SAME_COST, TUNED, VARIANTS, agreement, strongest)
+    QUALIFY_FRACTION,
+    REFERENCE,
+    SAME_COST,
+    TUNED,
+    VARIANTS,
+    agreement,
+    strongest,
+)
 from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
 from loink_ros.baselines.magneto_reduced_ipopt import MagnetoReducedIpopt
-from loink_ros.baselines.reference_optimizer import (
-    nominal_start, reference_optimum, single_start_optimum)
+from loink_ros.baselines.reference_optimizer import nominal_start, reference_optimum, single_start_optimum
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.problems.magneto_backends import casadi_ops
 from loink_ros.core.problems.panda import PandaProblem
@@ -126,6 +132,7 @@ def test_single_start_optimiser_returns_a_feasible_optimum(make):
 
 def test_trac_ik_reaches_poses_inside_the_urdf_limits_and_agrees_with_pinocchio():
     import pinocchio as pin
+
     from loink_ros.baselines.trac_ik import TracIk
     panda = PandaProblem(limits=None)   # the URDF's limits
     trac = TracIk(panda)

@@ -21,8 +21,7 @@ SMALL_TEST = REPO / 'test' / 'test_ament_index.py'
 
 def test_setup_py_declares_pytest_the_way_colcon_detects_it():
     from colcon_core.task.python.test import has_test_dependency
-    from colcon_python_setup_py.package_identification.python_setup_py import (
-        get_setup_information)
+    from colcon_python_setup_py.package_identification.python_setup_py import get_setup_information
 
     assert has_test_dependency(get_setup_information(REPO / 'setup.py'), 'pytest')
 

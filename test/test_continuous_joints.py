@@ -4,8 +4,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from loink_ros.core.problems.kinematic_problem import (CONTINUOUS_RANGE, KinematicProblem,
-                                                       robot_file)
+from loink_ros.core.problems.kinematic_problem import CONTINUOUS_RANGE, KinematicProblem, robot_file
 
 URDF = robot_file('arm3_continuous.urdf')
 

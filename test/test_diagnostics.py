@@ -25,6 +25,7 @@ def latest_status(node, after: float, timeout: float = 5.0):
 
 def test_counts_failures_and_times(planar3_node):
     from diagnostic_msgs.msg import DiagnosticStatus
+
     from loink_msgs.srv import GetModelInfo, Sample, Solve
     info = planar3_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
     for _ in range(5):

@@ -37,6 +37,7 @@ GET_POSITION_IK_HASH = (
 
 def test_ros_and_loink_interfaces_import():
     import rclpy  # noqa: F401
+
     import loink_msgs.msg
     import loink_msgs.srv
 
@@ -80,6 +81,7 @@ CLIENT = textwrap.dedent('''
 def test_service_round_trip_across_processes():
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+
     from loink_msgs.srv import GetModelInfo
 
     # Own context, so other tests' rclpy.init()/shutdown() do not interfere.

@@ -96,7 +96,7 @@ def test_json_has_the_required_metadata(tiny):
     assert n['mu'] == pytest.approx(tiny.config.network.mu, rel=1e-6)
     assert n['nu'] == pytest.approx(tiny.config.network.nu, rel=1e-6)
     depth = tiny.config.network.depth
-    assert [l['kind'] for l in n['layers']] == ['orthogonal'] + ['monotone', 'orthogonal'] * depth
+    assert [layer['kind'] for layer in n['layers']] == ['orthogonal'] + ['monotone', 'orthogonal'] * depth
     weights = net.bilipnet.explicit_weights()
     for stored, explicit in zip(n['layers'], weights):
         if stored['kind'] == 'orthogonal':
@@ -107,7 +107,7 @@ def test_json_has_the_required_metadata(tiny):
         for block, exp in zip(stored['blocks'], explicit['blocks']):
             assert np.array_equal(block['S'], exp['S']) and np.array_equal(block['b'], exp['b'])
             assert (block['V'] is None) == (exp['V'] is None)
-    mono_mu = np.prod([l['mu'] for l in n['layers'] if l['kind'] == 'monotone'])
+    mono_mu = np.prod([layer['mu'] for layer in n['layers'] if layer['kind'] == 'monotone'])
     assert mono_mu == pytest.approx(n['mu'], rel=1e-12)
     head = n['cost_head']
     assert head['activation'] == 'softplus'

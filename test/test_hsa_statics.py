@@ -40,7 +40,7 @@ def jsrm_one_segment():
     with redirect_stdout(io.StringIO()):   # it prints every expression
         derived = symbolically_derive_planar_hsa_model(1, num_rods_per_segment=2, simplify=False)
     p = fpu_control(1)
-    values = {'th0': 0.0, 'l': p.l, 'lpc': p.lpc, 'ldc': p.ldc, 'h': p.h, 'rout': p.rout,
+    values = {'th0': 0.0, 'l': p.rod_length, 'lpc': p.lpc, 'ldc': p.ldc, 'h': p.h, 'rout': p.rout,
               'rin': p.rin, 'roff': p.roff, 'kappa_b_eq': 0.0 * p.h, 'sigma_sh_eq': 0.0 * p.h,
               'sigma_a_eq': 1.0 + 0.0 * p.h, 'C_varepsilon': p.C_varepsilon, 'pcudim': p.platform,
               'rhor': p.rhor, 'rhop': p.rhop, 'rhoec': p.rhoec, 'S_b_hat': p.S_b_hat,

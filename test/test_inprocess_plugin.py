@@ -35,6 +35,7 @@ def node_answers(path: Path, count: int = 40, seed: int = 20261203) -> Path:
     its pose conversion and PoseSolver (seed none, weight 0, no collision check: MoveIt's
     callback does that), as ~/solve_pose and ~/compute_ik give them."""
     from geometry_msgs.msg import Pose
+
     from loink_ros.core.problems.registry import problem_for_model
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver

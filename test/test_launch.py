@@ -85,8 +85,9 @@ def test_launch_file_uses_only_jazzy_names():
 
 def load_launch_module():
     try:
-        import launch.actions  # noqa: F401
         import launch_ros.actions  # noqa: F401
+
+        import launch.actions  # noqa: F401
     except ImportError:
         pytest.skip('launch and launch_ros are not installed here (.ros2tools is absent)')
     spec = importlib.util.spec_from_file_location('loink_launch', LAUNCH_FILE)

@@ -9,8 +9,14 @@ import pytest
 from loink_ros.core.problems.kinematic_problem import robot_file
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.problems.magneto_geometry import LEGS
-from loink_ros.core.problems.magneto_parameters import (BODY_CORNERS, CLEARANCE, EXAMPLE_HEIGHT,
-                                                        FRICTION, GRAVITY, MAGNET_FORCE)
+from loink_ros.core.problems.magneto_parameters import (
+    BODY_CORNERS,
+    CLEARANCE,
+    EXAMPLE_HEIGHT,
+    FRICTION,
+    GRAVITY,
+    MAGNET_FORCE,
+)
 
 SIGNS = {'AR': (1, -1), 'AL': (1, 1), 'BR': (-1, -1), 'BL': (-1, 1)}
 PSI = {'AR': -0.785, 'AL': 0.785, 'BR': -2.355, 'BL': 2.355}
@@ -55,7 +61,8 @@ def test_urdf_joints_and_links():
     masses = {'femur': 0.25695, 'tibia': 0.20721, 'gimbal_z': 0.03591, 'gimbal_y': 0.02961,
               'gimbal_x': 0.19862, 'coxa': 0.05629 + 0.35}   # the hip carries the depth sensor
     for leg, (sx, sy) in SIGNS.items():
-        jid = lambda part: model.getJointId(f'{leg}_{part}_joint')
+        def jid(part):
+            return model.getJointId(f'{leg}_{part}_joint')
         coxa = model.jointPlacements[jid('coxa')]
         assert coxa.translation == pytest.approx([sx * 0.125585, sy * 0.095614, 0.0527])
         assert pin.rpy.matrixToRpy(coxa.rotation) == pytest.approx([math.pi / 2, 0, PSI[leg]], abs=1e-12)

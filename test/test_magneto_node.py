@@ -53,6 +53,7 @@ def test_infeasible_answer_is_no_solution(magneto_node):
     """A latent far from the optimum reaches the footholds exactly but breaks a gimbal or
     clearance condition: NO_SOLUTION naming it, the configuration returned, cost +inf."""
     import math
+
     from loink_msgs.msg import ErrorCode
     from loink_msgs.srv import Sample, Solve
     from loink_ros.core.problems.magneto import MagnetoProblem

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from loink_ros.core.compiled.compiled_kernel import ACCEPT, RANKED_FIELDS, PoseQuery
-from loink_ros.core.compiled.model_library import (
-    ABI, build_library, identity, library_key, library_path, load_library)
+from loink_ros.core.compiled.model_library import ABI, build_library, identity, library_key, library_path, load_library
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget

@@ -85,8 +85,9 @@ def test_nan_outside_the_group_is_echoed(planar3_node):
 
 
 def test_nan_outside_the_model_is_ignored_by_solve_too(planar3_node):
-    from loink_msgs.srv import Solve
     from sensor_msgs.msg import JointState
+
+    from loink_msgs.srv import Solve
     seed = JointState(name=ROBOT_JOINTS, position=[NAN, 0.1, -0.2, 0.3, INF])
     assert planar3_node.call(Solve, 'solve', Solve.Request(task=[0.2], seed=seed)).success
 
@@ -153,6 +154,7 @@ def test_empty_robot_state_without_joint_states_solves_unseeded(planar3_node):
 
 def test_empty_robot_state_with_joint_states_is_served(planar3_node):
     from sensor_msgs.msg import JointState
+
     from loink_ros.core.problems.planar3 import Planar3Problem
     name = planar3_node.name.rsplit('/', 1)[0] + '/joint_states'
     states = planar3_node.calls.node.create_publisher(JointState, name, 10)

@@ -110,10 +110,10 @@ def test_learned_bounds_are_trainable_and_fixed_ones_are_not():
 def test_bilipnet_bounds_are_the_product_of_layer_bounds_and_hold(learned):
     dim, depth, mu, nu = 4, 3, 0.1, 10.0
     net = perturbed(BiLipNet(dim, [12, 12], depth, mu, nu, learn_bounds=learned), 5, learned)
-    layers = [l for l in net.layers if isinstance(l, MonotoneLayer)]
+    layers = [layer for layer in net.layers if isinstance(layer, MonotoneLayer)]
     assert len(layers) == depth
-    expected_mu = float(np.prod([l.mu.item() for l in layers]))
-    expected_nu = float(np.prod([(l.mu + l.gamma).item() for l in layers]))
+    expected_mu = float(np.prod([layer.mu.item() for layer in layers]))
+    expected_nu = float(np.prod([(layer.mu + layer.gamma).item() for layer in layers]))
     got_mu, got_nu = net.bounds()
     assert got_mu == pytest.approx(expected_mu, rel=1e-12)
     assert got_nu == pytest.approx(expected_nu, rel=1e-12)

@@ -262,8 +262,9 @@ def test_concurrent_clients_get_their_own_answers(planar3_node, robot):
 @pytest.fixture(scope='module')
 def stream(planar3_node):
     """Publishers of targets and joint states, and a queue of the node's solutions."""
-    from loink_msgs.msg import TaskTarget
     from sensor_msgs.msg import JointState
+
+    from loink_msgs.msg import TaskTarget
     node, name = planar3_node.calls.node, planar3_node.name
     namespace = name.rsplit('/', 1)[0]
     solutions = queue.Queue()
@@ -331,14 +332,14 @@ def test_unexpected_exception_becomes_internal_error():
     # In-process: no request can make the real solver raise, so break it on purpose.
     from types import SimpleNamespace
 
-    from loink_msgs.srv import Solve
     from rclpy.clock import Clock
     from rclpy.logging import get_logger
-    from loink_ros.node.ik_services import IKServices
-    from loink_ros.node.startup import load_solver
 
+    from loink_msgs.srv import Solve
+    from loink_ros.node.ik_services import IKServices
     from loink_ros.node.parameters import SPECS, Settings
     from loink_ros.node.request_stats import RequestStats
+    from loink_ros.node.startup import load_solver
     solver, _ = load_solver(Settings(**{name: spec.default for name, spec in SPECS.items()}))
 
     def broken(*_args, **_kwargs):

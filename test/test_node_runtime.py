@@ -3,7 +3,6 @@ the log says which runtime solves, a missing compiler falls back to numpy with a
 bad values are one-line start-up failures."""
 
 import pytest
-
 from conftest import REPO, serve_node
 from test_node_startup import assert_one_line, start
 

@@ -134,9 +134,10 @@ def test_a_pose_tip_link_not_fixed_to_the_tip_stops_start_up(tmp_path):
 
 @pytest.mark.parametrize('fixture', ['planar3_node', 'panda_node', 'magneto_node'])
 def test_printed_usage_lines_succeed(fixture, request):
+    from sensor_msgs.msg import JointState
+
     from loink_msgs.msg import TaskTarget
     from loink_msgs.srv import Sample, Solve, SolvePose
-    from sensor_msgs.msg import JointState
     node = request.getfixturevalue(fixture)
     deadline = time.monotonic() + 10.0
     while 'call it with' not in node.process.output():   # logged after the services exist

@@ -4,9 +4,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from loink_ros.baselines.reference_optimizer import reference_optimum
 from loink_ros.core.problems.panda import FLOOR_Z, PandaProblem, panda_urdf
 from loink_ros.core.problems.registry import make_problem
-from loink_ros.baselines.reference_optimizer import reference_optimum
 
 HELD_OUT_SEED = 2024  # training data used seed 0
 N_TARGETS = 30

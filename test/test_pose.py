@@ -7,8 +7,7 @@ import pytest
 from loink_ros.core.problems import rotation_chart
 from loink_ros.core.problems.panda import HAND_DOWN
 from loink_ros.core.problems.registry import make_problem
-from loink_ros.core.runtime.pose_refine import (PoseObjective, PoseTarget, converge,
-                                                pose_error, refine_pose)
+from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, converge, pose_error, refine_pose
 
 EXACT = (1e-9, 1e-9)
 

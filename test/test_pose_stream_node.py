@@ -27,8 +27,9 @@ def arm():
 def stream(panda_full_node):
     """Two target publishers, and queues of the node's JointState and PoseTracking answers."""
     from geometry_msgs.msg import PoseStamped
-    from loink_msgs.msg import PoseTracking
     from sensor_msgs.msg import JointState
+
+    from loink_msgs.msg import PoseTracking
     node, name = panda_full_node.calls.node, panda_full_node.name
     solutions, tracking = queue.Queue(), queue.Queue()
     publishers = [node.create_publisher(PoseStamped, f'{name}/target_pose', 10) for _ in range(2)]
@@ -44,6 +45,7 @@ def stream(panda_full_node):
 
 def pose_msg(position, rotation, sec, frame='panda_link0'):
     from geometry_msgs.msg import PoseStamped
+
     from loink_ros.core.problems.rotation_chart import matrix_quaternion
     msg = PoseStamped()
     msg.header.stamp.sec, msg.header.frame_id = sec, frame
@@ -184,8 +186,9 @@ def test_targets_in_a_frame_fixed_to_the_base_are_moved_into_it(arm):
     """PoseStreamer.target: a pose given in a link fixed to the base (the xArm7's `world`, or
     a mount 90 deg about z and 0.5 m up) is that link's placement times the pose; a link
     that moves is refused, naming the frames that are fixed."""
-    import pinocchio as pin
     from types import SimpleNamespace
+
+    import pinocchio as pin
 
     from loink_ros.node.pose_streaming import DroppedTarget, PoseStreamer
     from loink_ros.node.pose_targets import PoseLinks

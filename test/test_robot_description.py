@@ -70,6 +70,7 @@ def test_description_parameter(tmp_path):
 def test_description_topic_latched_before_the_node_starts(tmp_path):
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
+
     from loink_ros.tools.node_process import isolate_ros_environment
     from loink_ros.tools.ros_calls import RosCalls
     isolate_ros_environment()

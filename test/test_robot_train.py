@@ -188,13 +188,14 @@ def test_the_moveit_library_of_a_described_arm_answers_full_poses(ur5, tmp_path,
     """`loink moveit-library <model json>` for the trained UR5 (docs/ROBOT.md's MoveIt lines):
     the in-process plugin's library, with the URDF's limits, answers full poses as the node
     does."""
+    from test_model_library import library_solve
+
     from loink_ros.core.compiled.model_library import load_library
     from loink_ros.core.problems.registry import problem_for_model
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.pose_refine import PoseTarget
     from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
     from loink_ros.core.runtime.solver import LOInKSolver
-    from test_model_library import library_solve
     _, summary, _ = ur5
     monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
     built = loink('moveit-library', summary['model'])

@@ -47,8 +47,9 @@ def test_seeded_answer_equals_the_unseeded_one(name, runtime):
 def test_seed_leaves_the_refined_answer_over_dds(panda_full_node):
     """The outside check's case: refined Solves of reachable positions on panda_full, with a
     seed and without (a seed at the joints' middle and a random one)."""
-    from loink_msgs.srv import GetModelInfo, Solve
     from sensor_msgs.msg import JointState
+
+    from loink_msgs.srv import GetModelInfo, Solve
     info = panda_full_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
     solver = solver_of('panda_full', 'numpy')
     rng = np.random.default_rng(4)

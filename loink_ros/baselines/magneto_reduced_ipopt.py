@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loink_ros.baselines.magneto_ipopt import (
-    CompiledNlp, IpoptResult, gimbal_rows_needed, result_of)
+from loink_ros.baselines.magneto_ipopt import CompiledNlp, IpoptResult, gimbal_rows_needed, result_of
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.problems.magneto_backends import casadi_ops
 

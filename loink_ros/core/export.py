@@ -31,7 +31,7 @@ class FrozenForward(nn.Module):
         super().__init__()
         self.task_dim = weights['task_dim']
         self.layers = [_frozen_layer(layer) for layer in weights['layers']]
-        self.cost_layers = [(_t(l['W']), _t(l['b'])) for l in weights['cost_head']['layers']]
+        self.cost_layers = [(_t(layer['W']), _t(layer['b'])) for layer in weights['cost_head']['layers']]
         self.x_lower, self.x_upper = _t(norm.x_lower), _t(norm.x_upper)
         self.y_mean, self.y_std = _t(norm.y_mean), _t(norm.y_std)
         self.cost_mean, self.cost_std = norm.cost_mean, norm.cost_std

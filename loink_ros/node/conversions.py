@@ -5,10 +5,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from loink_msgs.msg import IKSolution
-from loink_msgs.srv import GetModelInfo
 from sensor_msgs.msg import JointState
 
+from loink_msgs.msg import IKSolution
+from loink_msgs.srv import GetModelInfo
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.solution import Solution

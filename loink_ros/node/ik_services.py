@@ -4,10 +4,10 @@ import time
 from collections.abc import Callable
 from functools import wraps
 
-from loink_msgs.srv import GetModelInfo, Sample, Solve
 from rclpy.clock import Clock
 from rclpy.impl.rcutils_logger import RcutilsLogger
 
+from loink_msgs.srv import GetModelInfo, Sample, Solve
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.node.conversions import bounded, model_info, seed_positions, solution_msg

@@ -2,17 +2,17 @@
 
 import logging
 
-from loink_msgs.srv import GetModelInfo, Sample, Solve, SolvePose
 from rclpy.callback_groups import CallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from loink_msgs.srv import GetModelInfo, Sample, Solve, SolvePose
 from loink_ros.node import parameters
 from loink_ros.node.diagnostics import Diagnostics
+from loink_ros.node.failures import StartupError
 from loink_ros.node.ik_services import IKServices
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_service import PoseService
-from loink_ros.node.failures import StartupError
 from loink_ros.node.pose_streaming import PoseStreamer
 from loink_ros.node.pose_targets import PoseLinks, pose_solver_of
 from loink_ros.node.request_stats import RequestStats

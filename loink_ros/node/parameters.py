@@ -2,8 +2,7 @@
 
 from dataclasses import dataclass
 
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
-                                SetParametersResult)
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node

@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from loink_msgs.msg import IKSolution
-from loink_msgs.srv import SolvePose
 from rclpy.clock import Clock
 from rclpy.impl.rcutils_logger import RcutilsLogger
 
+from loink_msgs.msg import IKSolution
+from loink_msgs.srv import SolvePose
 from loink_ros.core.runtime.errors import ErrorCode, SolverError
 from loink_ros.core.runtime.pose_solver import PoseAnswer, PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from geometry_msgs.msg import PoseStamped
-from loink_msgs.msg import PoseTracking
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.subscription import MessageInfo
 
+from loink_msgs.msg import PoseTracking
 from loink_ros.core.problems.velocity_limits import velocity_limits
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
@@ -26,9 +26,7 @@ from loink_ros.core.runtime.pose_tracker import PoseTracker
 from loink_ros.node.conversions import joint_state
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_targets import PoseLinks, pose_problem
-from loink_ros.node.streaming import (LOG_THROTTLE, SOLUTION_QOS, TARGET_QOS, SkipCounter,
-                                      StreamCounts)
-
+from loink_ros.node.streaming import LOG_THROTTLE, SOLUTION_QOS, TARGET_QOS, SkipCounter, StreamCounts
 
 # The time a stream's first step may move over, from the robot's state: no rate is known yet
 # (a 100 Hz stream's period).

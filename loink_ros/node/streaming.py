@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from loink_msgs.msg import TaskTarget
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from rclpy.subscription import MessageInfo
 from sensor_msgs.msg import JointState
 
+from loink_msgs.msg import TaskTarget
 from loink_ros.core.runtime.errors import SolverError
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker

@@ -31,8 +31,7 @@ from collections import Counter
 import numpy as np
 from tqdm import tqdm
 
-from loink_ros.baselines.ipopt_variants import (
-    QUALIFY_FRACTION, REFERENCE, SAME_COST, VARIANTS, agreement, strongest)
+from loink_ros.baselines.ipopt_variants import QUALIFY_FRACTION, REFERENCE, SAME_COST, VARIANTS, agreement, strongest
 from loink_ros.core.problems.magneto import MagnetoProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
@@ -102,7 +101,8 @@ def _ratios(values: np.ndarray) -> dict:
 def _table(summary: dict, order: list[str], baseline: str) -> str:
     rows = ['| Method | Solve time (ms) | Foot error (mm) | Cost J_f (N) | Cost J (N) |',
             '|---|---|---|---|---|']
-    fmt = lambda s, d: f"{s['mean']:.{d}} ({s['min']:.{d}}-{s['max']:.{d}})"
+    def fmt(s, d):
+        return f'{s["mean"]:.{d}} ({s["min"]:.{d}}-{s["max"]:.{d}})'
     for m in order:
         s = summary[m]
         label = LABELS[m] + (' **baseline**' if m == baseline else '')
@@ -164,7 +164,8 @@ def _ambiguity(tasks, ipopt, problem, rng) -> dict:
 
 def _variant_summary(rows: list[dict]) -> tuple[dict, dict, dict]:
     """Per IPOPT variant: figures, per-target times and agreement with the reference."""
-    col = lambda name, k: np.array([r[name][k] for r in rows])
+    def col(name, k):
+        return np.array([r[name][k] for r in rows])
     reference_j = col(REFERENCE, 'J')
     summary, times, agrees = {}, {}, {}
     for v in VARIANTS:
@@ -204,13 +205,16 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
     methods = list(LOINK_METHODS) + [baseline] + [v.name for v in VARIANTS if v.name != baseline]
     summary = {}
     for m in methods:
-        values = lambda k: [r[m][k] for r in rows]
+        def values(k):
+            return [r[m][k] for r in rows]
         summary[m] = {k: describe(values(k)) for k in ('time_ms', 'foot_error_mm', 'height_error_mm', 'J', 'J_f')}
         for k in ('in_bounds', 'in_urdf_limits', 'gimbals_ok', 'clearance_ok', 'feasible'):
             summary[m][f'{k}_fraction'] = float(np.mean(values(k)))
-    col = lambda m, k: np.array([r[m][k] for r in rows])
+    def col(m, k):
+        return np.array([r[m][k] for r in rows])
     ok = col(baseline, 'success')
-    ratio = lambda m, k: (col(m, k) / col(baseline, k))[ok]
+    def ratio(m, k):
+        return (col(m, k) / col(baseline, k))[ok]
     runtime = col('loink_runtime', 'time_ms')
     runtime_numpy = col('loink_runtime_numpy', 'time_ms')
     stripped = col('loink_refined', 'time_ms')

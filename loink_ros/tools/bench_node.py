@@ -28,12 +28,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
-from loink_msgs.msg import ErrorCode, TaskTarget
-from loink_msgs.srv import GetModelInfo, Solve
 from rcl_interfaces.srv import GetParameters
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
+from loink_msgs.msg import ErrorCode, TaskTarget
+from loink_msgs.srv import GetModelInfo, Solve
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.problems.rotation_chart import matrix_quaternion
@@ -313,8 +313,8 @@ def pose_stream_figures(calls: RosCalls, prefix: str, problem: KinematicProblem,
     """PoseStamped targets at `rate` along one smooth bench trajectory (stream_paths) for
     STREAM_SECONDS (timed_stream), and the share of the answers on target."""
     from geometry_msgs.msg import PoseStamped
-    from loink_msgs.msg import PoseTracking
 
+    from loink_msgs.msg import PoseTracking
     from loink_ros.tools.stream_paths import paths
     path = paths(problem, 'smooth', 1, STREAM_SECONDS, rate, seed)[0]
     arrivals: list[tuple[float, int, bool]] = []

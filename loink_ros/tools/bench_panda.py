@@ -5,16 +5,19 @@ middle of the joint ranges; timed best of 3 like LOInK)."""
 import numpy as np
 from tqdm import tqdm
 
-from loink_ros.core.problems.panda import PandaProblem
 from loink_ros.baselines.reference_optimizer import (
-    ambiguity_span, local_optimum, reference_optimum, single_start_optimum)
+    ambiguity_span,
+    local_optimum,
+    reference_optimum,
+    single_start_optimum,
+)
+from loink_ros.core.problems.panda import PandaProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
 from loink_ros.tools.targets import reachable_targets
-from loink_ros.tools.timing import (TIMING, best_of, load_average, single_start_figures,
-                                    speedups)
+from loink_ros.tools.timing import TIMING, best_of, load_average, single_start_figures, speedups
 
 DEFAULT_TASKS = 300
 STARTS = 16           # SLSQP starts per target
@@ -75,9 +78,12 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
             'single_ok': single.success, 'single_ms': single_ms,
             'single_regret': (single.cost - ref.cost) / ref.cost if single.success else np.nan})
     col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
-    med = lambda k: float(np.nanmedian(col[k]))
-    p95 = lambda k: float(np.nanpercentile(col[k], 95))
-    frac = lambda k: float(np.nanmean(col[k]))
+    def med(k):
+        return float(np.nanmedian(col[k]))
+    def p95(k):
+        return float(np.nanpercentile(col[k], 95))
+    def frac(k):
+        return float(np.nanmean(col[k]))
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': len(rows), 'seed': seed,
         'timing': TIMING + '; the reference optimiser: one run',

@@ -68,8 +68,10 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
             'single_ok': single.success, 'single_ms': single_ms,
             'single_regret': (single.cost - truth['j_min']) / span if single.success else np.nan})
     col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
-    med = lambda k: float(np.nanmedian(col[k]))
-    p95 = lambda k: float(np.nanpercentile(col[k], 95))
+    def med(k):
+        return float(np.nanmedian(col[k]))
+    def p95(k):
+        return float(np.nanpercentile(col[k], 95))
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': n_tasks,
         'timing': TIMING, 'runtime': solver.runtime, 'runtime_note': solver.runtime_note,

@@ -188,8 +188,7 @@ def cmd_bench(args) -> None:
                                       args.seed or bench_moveit_plugin.BENCH_SEED, args.robot,
                                       args.model), args.json)
         return
-    from loink_ros.tools import (bench_magneto, bench_panda, bench_planar3, bench_threads,
-                                 verify_magneto)
+    from loink_ros.tools import bench_magneto, bench_panda, bench_planar3, bench_threads, verify_magneto
     if args.target == 'threads':
         _emit(bench_threads.run(args.tasks or 200, args.seed or 12345), args.json)
         return

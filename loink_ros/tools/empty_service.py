@@ -11,11 +11,11 @@ work done. Run as `python -m loink_ros.tools.empty_service --ros-args -r __ns:=N
 import sys
 
 import rclpy
-from loink_msgs.srv import Solve
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from loink_msgs.srv import Solve
 from loink_ros.node.executors import make_executor
 from loink_ros.node.spinning import spin_until, stop_on_signals
 from loink_ros.tools.node_process import NodeProcess

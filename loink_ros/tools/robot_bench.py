@@ -48,7 +48,8 @@ def run(problem: DescribedArmProblem, model: ModelFile, progress: bool = True) -
         ref = reference_optimum(problem, y, settings['starts'], seed=seed + i)
         inside = bool(np.all(refined.q >= problem.lower) and np.all(refined.q <= problem.upper))
         success = refined.task_error <= SUCCESS_ERROR and inside
-        regret = lambda cost: (cost - ref.cost) / ref.cost if ref.success else np.nan
+        def regret(cost):
+            return (cost - ref.cost) / ref.cost if ref.success else np.nan
         rows.append({'raw_ms': raw_ms, 'refined_ms': refined_ms, 'reference_ms': 1e3 * ref.seconds,
                      'error': raw.task_error, 'error_refined': refined.task_error,
                      'regret': regret(raw.cost),

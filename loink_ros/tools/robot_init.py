@@ -76,7 +76,7 @@ def description_text(urdf: Path, base: str, tip: str, name: str, urdf_ref: str) 
         weights['gravity_torque'] = 0.0
     lines = [
         f'# LOInK robot description of {name} (docs/ROBOT.md). Train, check and bench with',
-        f'#   loink robot train <this file>',
+        '#   loink robot train <this file>',
         f'name: {name}',
         f'urdf: {urdf_ref}   # relative to this file',
         f'base: {base}   # the task is the tip position in this frame',

@@ -56,8 +56,9 @@ def _disagreement(solver: LOInKSolver, kernel: CompiledKernel) -> float:
     y = solver.example_task()[None]
     z = np.zeros((1, solver.model.latent_dim))
     worst = 0.0
+    raw_error = solver.solve_rows_numpy(y, z, False)[0][0].task_error
     for refine in (False, True):
-        if refine and reference.task_error > REFINE_CHECK_DISTANCE:   # the raw answer's
+        if refine and raw_error > REFINE_CHECK_DISTANCE:
             continue
         reference = solver.solve_rows_numpy(y, z, refine)[0][0]
         result = kernel.solve(y, z, solver._tol, solver._max_iter, refine)

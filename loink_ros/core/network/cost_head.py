@@ -28,4 +28,4 @@ class CostHead(nn.Module):
         """Plain arrays the numpy runtime needs."""
         with torch.no_grad():
             return {'activation': 'softplus', 'layers': [
-                {'W': to_numpy(l.weight), 'b': to_numpy(l.bias)} for l in self.linears]}
+                {'W': to_numpy(layer.weight), 'b': to_numpy(layer.bias)} for layer in self.linears]}

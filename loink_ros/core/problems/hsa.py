@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from loink_ros.core.problems import hsa_statics
 from loink_ros.core.problems.hsa_least_effort import HsaSqpRefinement
 from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters, fpu_control
-from loink_ros.core.problems import hsa_statics
 from loink_ros.core.problems.hsa_statics import HsaStatics
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.problems.symbolic import ImplicitTask, SymbolicProblem

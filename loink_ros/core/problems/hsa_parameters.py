@@ -25,7 +25,7 @@ class HsaParameters:
     """One planar HSA robot; `segments` stacked from the base up."""
 
     segments: int
-    l: np.ndarray             # rod length (segments,)
+    rod_length: np.ndarray    # l, rod length (segments,)
     lpc: np.ndarray           # proximal cap length (segments,)
     ldc: np.ndarray           # distal cap length (segments,)
     platform: np.ndarray      # platform width, height, depth (segments, 3)
@@ -61,7 +61,7 @@ def fpu_control(segments: int = 3) -> HsaParameters:
     m = ROD_MULTIPLIER
     return HsaParameters(
         segments=segments,
-        l=59e-3 * each, lpc=25e-3 * each, ldc=14e-3 * each,
+        rod_length=59e-3 * each, lpc=25e-3 * each, ldc=14e-3 * each,
         platform=np.tile([80e-3, 12e-3, 80e-3], (segments, 1)),
         rout=25.4e-3 / 2 * rods, rin=(25.4e-3 / 2 - 2.43e-3) * rods,
         roff=np.tile([-24e-3, 24e-3], (segments, 1)), h=rods.copy(),

@@ -91,11 +91,11 @@ class HsaStatics:
                 area = np.pi * (p.rout[i, j] ** 2 - p.rin[i, j] ** 2)
                 integral = 0
                 for node, weight in zip(nodes, weights):
-                    s = p.l[i] * (node + 1) / 2
+                    s = p.rod_length[i] * (node + 1) / 2
                     rod = backbone(s) + _rotation(theta + kappa * s) @ ca.DM([p.roff[i, j], 0.0])
-                    integral += weight * p.l[i] / 2 * ca.dot(g, rod)
+                    integral += weight * p.rod_length[i] / 2 * ca.dot(g, rod)
                 energy -= p.rhor[i, j] * area * integral
-            end, theta = backbone(p.l[i]), theta + kappa * p.l[i]
+            end, theta = backbone(p.rod_length[i]), theta + kappa * p.rod_length[i]
             mass, centre = self._platform(i)
             energy -= mass * ca.dot(g, end + _rotation(theta) @ ca.DM(centre))
             position = end + _rotation(theta) @ ca.DM([0.0, p.ldc[i] + p.platform[i, 1]])
@@ -137,7 +137,7 @@ class HsaStatics:
         for i in range(p.segments):
             force = 0
             for j in range(RODS):
-                twist = p.h[i, j] / p.l[i] * phi[RODS * i + j]
+                twist = p.h[i, j] / p.rod_length[i] * phi[RODS * i + j]
                 beta = self._rod_map(p.roff[i, j])
                 strain = beta @ xi[3 * i:3 * i + 3] - p.strain_rest
                 delta = self._stiffness(p.C_S_b[i, j] * twist, p.C_S_sh[i, j] * twist, p.C_S_a[i, j] * twist)

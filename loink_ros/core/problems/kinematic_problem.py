@@ -124,7 +124,7 @@ class KinematicProblem(Problem):
     def tip_reach(self) -> float:
         """The tip's certified reach (m) from the base origin (problems/reach.py): ~0.1 s on
         a 7-joint arm, so computed once per problem, for every service and library."""
-        from loink_ros.core.problems.reach import reach   # reach.py imports this module
+        from loink_ros.core.problems.reach import reach  # reach.py imports this module
         return reach(self).bound
 
     def _base_placement(self) -> pin.SE3 | None:

@@ -26,9 +26,25 @@ from loink_ros.core.problems.magneto_geometry import ACTIVE_JOINTS, LEGS, Magnet
 from loink_ros.core.problems.magneto_kinematics import forward_batch
 from loink_ros.core.problems.magneto_leg_ik import ClosedFormLegs
 from loink_ros.core.problems.magneto_parameters import (
-    BODY_CORNERS, EXAMPLE_HEIGHT, FEASIBILITY_TOL, FRICTION, GRAVITY, JOINT_LOWER, JOINT_UPPER,
-    MAGNET_FORCE, POSE_LOWER, POSE_NAMES, POSE_UPPER, SMOOTH, STANCE_JOINTS, SURFACE_NORMAL,
-    W_ANGLE, W_BARRIER, W_GIMBAL, W_POSITION)
+    BODY_CORNERS,
+    EXAMPLE_HEIGHT,
+    FEASIBILITY_TOL,
+    FRICTION,
+    GRAVITY,
+    JOINT_LOWER,
+    JOINT_UPPER,
+    MAGNET_FORCE,
+    POSE_LOWER,
+    POSE_NAMES,
+    POSE_UPPER,
+    SMOOTH,
+    STANCE_JOINTS,
+    SURFACE_NORMAL,
+    W_ANGLE,
+    W_BARRIER,
+    W_GIMBAL,
+    W_POSITION,
+)
 from loink_ros.core.problems.magneto_pinocchio import MagnetoPinocchio, body_rotation
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.problems.symbolic import SymbolicProblem

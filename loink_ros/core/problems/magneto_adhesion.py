@@ -3,8 +3,7 @@ foot needs to stick, and the worst foot; on backend scalars (magneto_backends)."
 
 from __future__ import annotations
 
-from loink_ros.core.problems.magneto_algebra import (add, cross, dot, mul, solve_sym3, vadd,
-                                                     vscale, vsub)
+from loink_ros.core.problems.magneto_algebra import add, cross, dot, mul, solve_sym3, vadd, vscale, vsub
 
 
 def contact_forces(feet: list, com: list, gravity: list, mass: float) -> list:

@@ -10,9 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from loink_ros.core.problems.magneto_algebra import (add, axis_rotation, body_rotation,
-                                                     joint_rotation, mat_mul, mat_t_vec, mat_vec,
-                                                     mul, vadd, vscale)
+from loink_ros.core.problems.magneto_algebra import (
+    add,
+    axis_rotation,
+    body_rotation,
+    joint_rotation,
+    mat_mul,
+    mat_t_vec,
+    mat_vec,
+    mul,
+    vadd,
+    vscale,
+)
 from loink_ros.core.problems.magneto_backends import NUMPY
 from loink_ros.core.problems.magneto_geometry import LegGeometry, MagnetoGeometry
 

@@ -8,8 +8,14 @@ from collections.abc import Callable
 import numpy as np
 
 from loink_ros.core.problems.magneto_leg_ik import ClosedFormLegs
-from loink_ros.core.problems.magneto_parameters import (ANGLE_RANGE, BODY_OFFSET, DATA_MARGIN,
-                                                        FOOT_RANGE, FOOT_Z, HEIGHT_RANGE)
+from loink_ros.core.problems.magneto_parameters import (
+    ANGLE_RANGE,
+    BODY_OFFSET,
+    DATA_MARGIN,
+    FOOT_RANGE,
+    FOOT_Z,
+    HEIGHT_RANGE,
+)
 
 
 def sample_targets(nominal_feet: np.ndarray, count: int, rng: np.random.Generator,

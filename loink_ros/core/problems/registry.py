@@ -5,8 +5,8 @@ from pathlib import Path
 
 from loink_ros.core.problems.described_arm import DescribedArmProblem
 from loink_ros.core.problems.hsa import HsaProblem
-from loink_ros.core.problems.panda import PandaFullProblem, PandaPoseProblem, PandaProblem
 from loink_ros.core.problems.magneto import MagnetoProblem
+from loink_ros.core.problems.panda import PandaFullProblem, PandaPoseProblem, PandaProblem
 from loink_ros.core.problems.planar3 import Planar3Problem
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.problems.robot_spec import spec_from_dict

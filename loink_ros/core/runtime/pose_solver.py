@@ -31,8 +31,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from loink_ros.core.compiled.compiled_kernel import (
-    ACCEPT, OBJECTIVE, POSITION_ERROR, RANKED_COST, RANKED_OBJECTIVE, RANKED_POSITION_ERROR,
-    RANKED_ROTATION_ERROR, RANKED_SOURCE, ROTATION_ERROR, SOURCES, PoseQuery, PoseSettings)
+    ACCEPT,
+    OBJECTIVE,
+    POSITION_ERROR,
+    RANKED_COST,
+    RANKED_OBJECTIVE,
+    RANKED_POSITION_ERROR,
+    RANKED_ROTATION_ERROR,
+    RANKED_SOURCE,
+    ROTATION_ERROR,
+    SOURCES,
+    PoseQuery,
+    PoseSettings,
+)
 from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.rotation_chart import chart
 from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, pose_error, refine_poses
