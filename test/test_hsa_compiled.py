@@ -1,11 +1,10 @@
 """The HSA robot on the compiled runtime: every generated or hand-written C function of its
 implicit statics against the numpy/CasADi reference (random twists and the range's bounds),
-the learned optimum inside the range, threads sharing the SQP's workspace pool, and numpy
-serving, with its warning, when the C cannot be built."""
+the learned optimum inside the range, and threads sharing the SQP's workspace pool (numpy
+serving when the C cannot be built: test_compiled.py)."""
 
 import ctypes
 import itertools
-import logging
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -120,26 +119,3 @@ def test_threads_refining_at_once_give_the_serial_answers(solvers):
     with ThreadPoolExecutor(6) as pool:
         parallel = list(pool.map(lambda y: compiled.solve(y, refine_answer=True).q, tasks))
     np.testing.assert_array_equal(np.array(parallel), np.array(serial))
-
-
-class Records(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.messages = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
-
-
-def test_without_a_compiler_numpy_serves_the_hsa_model(tmp_path, monkeypatch, problem):
-    monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
-    monkeypatch.setenv('CC', 'no-such-compiler')
-    records, log = Records(), logging.getLogger('loink_ros.runtime')
-    log.addHandler(records)
-    try:
-        solver = LOInKSolver(load_model('hsa'), problem)
-    finally:
-        log.removeHandler(records)
-    assert solver.runtime == 'numpy' and records.messages == [solver.runtime_note]
-    assert "no C compiler: 'no-such-compiler'" in solver.runtime_note
-    assert solver.solve(solver.example_task(), refine_answer=True).task_error < 1e-9

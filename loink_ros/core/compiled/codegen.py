@@ -56,11 +56,13 @@ def _implicit_functions(symbolic: SymbolicProblem) -> list[tuple]:
     import casadi as ca
     implicit, q = symbolic.implicit, symbolic.q
     s, residual, pose = implicit.state, implicit.residual, implicit.pose
-    return [(ca.Function('loink_residual', [s, q],
-                         [residual, ca.densify(ca.jacobian(residual, s)),
-                          ca.densify(ca.jacobian(residual, q))]),
-             'void problem_residual(const double *s, const double *q, double *r, double *r_s, '
-             'double *r_q)', 's, q', 'r, r_s, r_q', ''),
+    # Newton's steps need r and dr/ds only (every solve's validation runs them): dr/dq apart.
+    return [(ca.Function('loink_residual', [s, q], [residual, ca.densify(ca.jacobian(residual, s))]),
+             'void problem_residual(const double *s, const double *q, double *r, double *r_s)',
+             's, q', 'r, r_s', ''),
+            (ca.Function('loink_residual_q', [s, q], [ca.densify(ca.jacobian(residual, q))]),
+             'void problem_residual_q(const double *s, const double *q, double *r_q)', 's, q',
+             'r_q', ''),
             (ca.Function('loink_state_pose', [s], [pose, ca.densify(ca.jacobian(pose, s))]),
              'void problem_state_pose(const double *s, double *pose, double *pose_s)', 's',
              'pose, pose_s', '')]

@@ -1,5 +1,5 @@
 /* The task map of a problem whose forward model is an equilibrium (symbolic.ImplicitTask: the
- * HSA robot's statics): included by kernel.c after lu_solve, it defines problem_task,
+ * HSA robot's statics): included by kernel.c after lu_solve and clip, it defines problem_task,
  * problem_jacobian and problem_closed_form from the generated residual, pose and program
  * (problem_functions.h), as hsa_statics.py and hsa.py compute them in numpy, step for step. */
 #include <pthread.h>
@@ -30,9 +30,9 @@ static void row_major(int k, const double *col, double *row) {
  * when ||residual|| <= LOINK_STATE_TOLERANCE. */
 static int steady_state(const double *q, double *s) {
   enum { k = IMPLICIT_K, n = IMPLICIT_N };
-  double r[k], rs[k * k], rq[k * n], r_t[k], rs_t[k * k], step[k], a[k * k];
+  double r[k], rs[k * k], r_t[k], rs_t[k * k], step[k], a[k * k];
   memcpy(s, implicit_start, sizeof implicit_start);
-  problem_residual(s, q, r, rs, rq);
+  problem_residual(s, q, r, rs);
   double norm = norm2(k, r);
   for (int it = 0; it < LOINK_STATE_STEPS; it++) {
     if (!(norm > LOINK_STATE_TOLERANCE)) break;
@@ -42,7 +42,7 @@ static int steady_state(const double *q, double *s) {
     double scale = 1.0, norm_t = norm, trial[k];
     for (int h = 0; h < IMPLICIT_HALVINGS; h++) {
       for (int i = 0; i < k; i++) trial[i] = s[i] + scale * step[i];
-      problem_residual(trial, q, r_t, rs_t, rq);
+      problem_residual(trial, q, r_t, rs_t);
       norm_t = norm2(k, r_t);
       if (!(norm_t > (1.0 - IMPLICIT_ARMIJO * scale) * norm)) break;
       scale /= 2.0;
@@ -70,7 +70,8 @@ void problem_jacobian(const double *q, double *out) {
   enum { k = IMPLICIT_K, n = IMPLICIT_N, p = IMPLICIT_P };
   double s[k], r[k], rs[k * k], rq[k * n], pose[p], pose_s[p * k], a[k * k], column[k];
   steady_state(q, s);
-  problem_residual(s, q, r, rs, rq);
+  problem_residual(s, q, r, rs);
+  problem_residual_q(s, q, rq);
   problem_state_pose(s, pose, pose_s);
   for (int c = 0; c < n; c++) {
     row_major(k, rs, a);
@@ -85,13 +86,6 @@ void problem_jacobian(const double *q, double *out) {
   }
 }
 
-static void clip_program(double *q) {
-  for (int i = 0; i < IMPLICIT_N; i++) {
-    if (q[i] < implicit_lower[i]) q[i] = implicit_lower[i];
-    if (q[i] > implicit_upper[i]) q[i] = implicit_upper[i];
-  }
-}
-
 /* The generated program keeps its workspace in a static pool of
  * CASADI_MAX_NUM_THREADS slots; checking one out and back in is not thread-safe by itself. */
 static pthread_mutex_t program_pool = PTHREAD_MUTEX_INITIALIZER;
@@ -101,7 +95,7 @@ static int run_program(const double *q, const double *y, double *out) {
   enum { k = IMPLICIT_K, n = IMPLICIT_N };
   double x0[n + k], lbx[n + k], ubx[n + k], x[n + k];
   memcpy(x0, q, sizeof(double) * n);
-  clip_program(x0);
+  clip(n, implicit_lower, implicit_upper, x0);
   steady_state(x0, x0 + n);
   for (int i = 0; i < n + k; i++) {
     lbx[i] = i < n ? implicit_lower[i] : -INFINITY;
@@ -123,7 +117,7 @@ static int run_program(const double *q, const double *y, double *out) {
   pthread_mutex_unlock(&program_pool);
   (void)status;   /* as in numpy: an unfinished program is judged by its answer's error */
   memcpy(out, x, sizeof(double) * n);
-  clip_program(out);
+  clip(n, implicit_lower, implicit_upper, out);
   return 0;
 }
 
@@ -135,10 +129,11 @@ static void project(const double *q, const double *y, double *phi) {
   double s[k], r[k], rs[k * k], rq[k * n], pose[p], pose_s[p * k];
   double jac[m * v], res[m], free[v], gram[m * m], step[v];
   memcpy(phi, q, sizeof(double) * n);
-  clip_program(phi);
+  clip(n, implicit_lower, implicit_upper, phi);
   steady_state(phi, s);
   for (int it = 0; it < LOINK_PROJECTION_STEPS; it++) {
-    problem_residual(s, phi, r, rs, rq);
+    problem_residual(s, phi, r, rs);
+    problem_residual_q(s, phi, rq);
     problem_state_pose(s, pose, pose_s);
     double largest = 0.0;
     for (int i = 0; i < m; i++) {
@@ -177,7 +172,7 @@ static void project(const double *q, const double *y, double *phi) {
     if (!(scale < 1.0)) scale = 1.0;
     for (int c = 0; c < v; c++) step[c] *= scale;
     for (int c = 0; c < n; c++) phi[c] += step[c];
-    clip_program(phi);
+    clip(n, implicit_lower, implicit_upper, phi);
     for (int c = 0; c < k; c++) s[c] += step[n + c];
   }
 }

@@ -253,10 +253,6 @@ static int lu_solve(int n, double *a, double *b) {
   return 0;
 }
 
-#if LOINK_IMPLICIT
-#include "implicit_task.c"
-#endif
-
 /* M^-1(y) for one row by semismooth Newton with backtracking (NewtonInverse._solve_row);
  * x holds the warm start (or is set from the linearisation at 0 when cold). Returns 1 when
  * converged; *iterations is the iteration count. */
@@ -364,6 +360,10 @@ static int clip(int n, const double *lower, const double *upper, double *q) {
   }
   return changed;
 }
+
+#if LOINK_IMPLICIT
+#include "implicit_task.c"
+#endif
 
 /* ||task(q) - y|| by the problem's true forward kinematics. */
 static double task_error(const double *q, const double *y) {
@@ -519,6 +519,16 @@ int loink_solve(const int *ints, const double *reals, int rows, const double *in
   return 0;
 }
 
+/* M(a) = mu a + W_out^T h + b_y from the hidden units h at a. */
+static void monotone_output(const monotone *m, int n, const double *a, const double *h,
+                            double *out) {
+  for (int i = 0; i < n; i++) {
+    double t = 0.0;
+    for (int j = 0; j < m->N; j++) t += h[j] * m->w_out[j * n + i];
+    out[i] = m->mu * a[i] + t + m->b_y[i];
+  }
+}
+
 /* The network G on configurations q (rows x n, joint units) to w (rows x n, network units:
  * normalised task, then latent), and the inputs of each monotone layer to `state`
  * (depth x rows x n) unless NULL: a warm start at q. Returns 0, or -1 as loink_solve. */
@@ -536,11 +546,7 @@ int loink_forward(const int *ints, const double *reals, int rows, const double *
       const monotone *m = &net.mono[k];
       if (state) memcpy(state + ((size_t)k * rows + r) * n, a, sizeof a);
       hidden(m, n, a, h);
-      for (int i = 0; i < n; i++) {
-        double t = 0.0;
-        for (int j = 0; j < m->N; j++) t += h[j] * m->w_out[j * n + i];
-        x[i] = m->mu * a[i] + t + m->b_y[i];
-      }
+      monotone_output(m, n, a, h, x);
       orthogonal_forward(&net.orth[k + 1], n, x, a);
     }
     memcpy(w_out + r * n, a, sizeof a);
@@ -569,11 +575,7 @@ static void network_jacobian(const network *net, const double *x, double *jac) {
     const monotone *m = &net->mono[k];
     hidden(m, n, a, h);
     jacobian(m, n, h, g, dm);
-    for (int i = 0; i < n; i++) {
-      double s = 0.0;
-      for (int j = 0; j < m->N; j++) s += h[j] * m->w_out[j * n + i];
-      b[i] = m->mu * a[i] + s + m->b_y[i];
-    }
+    monotone_output(m, n, a, h, b);
     orthogonal_forward(&net->orth[k + 1], n, b, a);
     for (int r = 0; r < n; r++)            /* t = dM J, then J = R t */
       for (int c = 0; c < n; c++) {
