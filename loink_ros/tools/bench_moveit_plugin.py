@@ -161,10 +161,21 @@ def plugin_pass(arm_: Arm, configurations: np.ndarray, timeout: float, folder: P
     return found
 
 
+def recorded_path(path: Path) -> str:
+    """A path as the bench's JSON records it: relative to the repository or to site-packages,
+    else the file's name, so that committed figures name no folder of the machine that ran them."""
+    path = Path(path).resolve()
+    if path.is_relative_to(moveit_plugin.REPO) and '.venv' not in path.parts:
+        return str(path.relative_to(moveit_plugin.REPO))
+    if 'site-packages' in path.parts:
+        return str(Path(*path.parts[path.parts.index('site-packages'):]))
+    return f'{path.name} (outside the repository)'
+
+
 def robot_model_meshes(arm_: Arm, loaded: dict) -> dict:
     """The C++ RobotModel's collision meshes against the URDF's: every one must have loaded
     (package:// paths resolve through AMENT_PREFIX_PATH)."""
-    out = {'urdf': str(arm_.problem.urdf), 'urdf_links_with_collision_meshes':
+    out = {'urdf': recorded_path(arm_.problem.urdf), 'urdf_links_with_collision_meshes':
            urdf_collision_meshes(arm_.problem.urdf), **loaded}
     if out['links_with_collision_meshes'] != out['urdf_links_with_collision_meshes']:
         raise RuntimeError(f'MoveIt\'s RobotModel loaded meshes of {out["links_with_collision_meshes"]} '
@@ -342,12 +353,12 @@ def run(count: int = DEFAULT_POSES, seed: int = BENCH_SEED, robot: str = 'panda'
         'what': f'searchPositionIK(pose, seed = middle of the limits, timeout) through '
                 f'pluginlib, in-process (loink_model: {arm_.model.path.name}), one call per pose, '
                 'wall time around the call',
-        'robot': arm_.robot, 'model': str(arm_.model.path), 'model_version': arm_.model.version,
+        'robot': arm_.robot, 'model': recorded_path(arm_.model.path), 'model_version': arm_.model.version,
         'model_source': 'shipped (models/)' if arm_.model.problem.get('description') is None
                         else 'a described arm: the model `loink robot train` wrote',
         'group': {'name': arm_.group, 'base': problem.base_frame, 'tip': arm_.tip,
                   'model_tip': problem.tip_frame,
-                  'srdf': str(arm_.srdf) if arm_.srdf else 'written by the bench: the chain alone'},
+                  'srdf': recorded_path(arm_.srdf) if arm_.srdf else 'written by the bench: the chain alone'},
         'robot_model_meshes': robot_model_meshes(arm_, found['links_with_collision_meshes'][0]),
         'poses': count, 'seed': seed, 'timeout_s': timeout,
         'timeout_from': f'{KINEMATICS_YAML.name}: panda_arm\'s kinematics_solver_timeout, for every arm',
