@@ -112,6 +112,19 @@ def test_trac_ik_tracks_a_smooth_path_within_the_limits(panda, panda_path, mode)
     assert np.mean(position_errors(panda, panda_path, answers) <= 1e-5) >= 0.9
 
 
+def test_a_velocity_share_sets_the_fastest_joint_s_speed(panda):
+    """--velocity-share: the fastest joint reaches that share of its limit (to the sample
+    grid's rounding), the default paths' 0.9 moved down; shares outside (0, 1] refused."""
+    limits = velocity_limits(panda)
+    for share in (0.5, 0.9):
+        path = paths(panda, 'smooth', 1, duration_s=1.0, seed=5, velocity_share=share)[0]
+        fastest = np.max(np.abs(np.diff(path.q, axis=0)) / DT / limits)
+        assert share * 0.9 <= fastest <= share
+    for share in (0.0, 1.5):
+        with pytest.raises(ValueError, match='velocity share'):
+            paths(panda, 'smooth', 1, duration_s=0.1, velocity_share=share)
+
+
 def test_pink_steps_within_the_joint_and_velocity_limits(panda, panda_path):
     answers = track(TrackingPink(panda), panda_path)
     assert np.all((answers >= panda.lower) & (answers <= panda.upper))

@@ -2,7 +2,7 @@
 (Distance and Speed, seeded with the previous answer) and pink, on the same trajectories.
 
 Trajectories (tools/stream_paths.py): smooth joint-space splines through collision-free
-configurations uniform in the URDF limits, within VELOCITY_SHARE of the velocity limits, their
+configurations uniform in the URDF limits, within a share of the velocity limits, their
 tip poses the targets; paths through near-singular configurations; paths whose targets leave
 the reachable set for a while. Every method starts each path at its first configuration and
 gets one target per step, dt = 1 / rate.
@@ -31,7 +31,7 @@ from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver
 from loink_ros.core.runtime.pose_tracker import PoseTracker
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.bench_pose import MODELS
-from loink_ros.tools.stream_paths import paths
+from loink_ros.tools.stream_paths import VELOCITY_SHARE, paths
 from loink_ros.tools.timing import load_average
 
 RATE_HZ = 1000.0
@@ -61,7 +61,8 @@ class LOInKStream:
 
 
 def run(robot: str, smooth: int = DEFAULT_SMOOTH, duration_s: float = DURATION_S,
-        seed: int = SEED, model: str | None = None, smoothing: float = SMOOTHING) -> dict:
+        seed: int = SEED, model: str | None = None, smoothing: float = SMOOTHING,
+        velocity_share: float = VELOCITY_SHARE) -> dict:
     loaded = load_model(model or MODELS.get(robot, robot))
     problem = problem_for_model(loaded)
     limits = velocity_limits(problem)
@@ -73,13 +74,14 @@ def run(robot: str, smooth: int = DEFAULT_SMOOTH, duration_s: float = DURATION_S
     rows = {m.name: [] for m in methods}
     with threadpool_limits(1):
         for kind, count in counts.items():
-            for path in tqdm(paths(problem, kind, count, duration_s, RATE_HZ, seed),
+            for path in tqdm(paths(problem, kind, count, duration_s, RATE_HZ, seed, velocity_share),
                              desc=kind, unit='path'):
                 for method in methods:
                     rows[method.name].append(_follow(problem, limits, method, path))
     return {'robot': robot, 'model': loaded.name, 'model_version': loaded.version,
             'rate_hz': RATE_HZ, 'duration_s': duration_s, 'paths': counts, 'seed': seed,
             'loink_smoothing': smoothing, 'velocity_limits': limits.tolist(),
+            'path_velocity_share': velocity_share,
             'on_target': f'position <= {TOLERANCE[0]:g} m and rotation <= {TOLERANCE[1]:g} rad',
             'flip': f'a step of some joint beyond {FLIP_FACTOR} x its velocity limit x dt',
             'load_average_before': before, 'load_average_after': load_average(),

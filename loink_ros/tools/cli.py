@@ -180,7 +180,9 @@ def cmd_bench(args) -> None:
         from loink_ros.tools import bench_stream
         _emit(bench_stream.run(args.robot, args.tasks or bench_stream.DEFAULT_SMOOTH,
                                args.seconds or bench_stream.DURATION_S,
-                               args.seed or bench_stream.SEED, args.model), args.json)
+                               args.seed or bench_stream.SEED, args.model,
+                               velocity_share=args.velocity_share or bench_stream.VELOCITY_SHARE),
+              args.json)
         return
     if args.target == 'moveit-plugin':
         from loink_ros.tools import bench_moveit_plugin
@@ -400,6 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
                    'smooth trajectory (a full-pose model)')
     p.add_argument('--seconds', type=float,
                    help='stream: seconds per trajectory (default 10, at 1 kHz)')
+    p.add_argument('--velocity-share', type=float,
+                   help='stream: the share of its velocity limit that the fastest joint of a '
+                   'path reaches (default 0.9)')
     p.add_argument('--seed', type=int, help='targets seed (default 12345; pose, moveit-plugin: 20261201)')
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)

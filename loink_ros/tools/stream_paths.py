@@ -3,9 +3,9 @@ rate along joint-space paths, deterministic from a seed.
 
 Each path is a shape-preserving cubic spline (PCHIP) through collision-free knots, uniform
 within the joint limits: PCHIP stays between consecutive knot values joint by joint, so it
-never leaves the limits. Its knot times are stretched together until no joint exceeds
-VELOCITY_SHARE of its velocity limit, rounded onto the sample grid (so each knot is a
-sample), and knots are added until the duration is filled. Every sample is checked for
+never leaves the limits. Its knot times are stretched together until no joint exceeds a
+share of its velocity limit (VELOCITY_SHARE by default), rounded onto the sample grid (so
+each knot is a sample), and knots are added until the duration is filled. Every sample is checked for
 self-collision; a knot ending a colliding segment is drawn again.
 
 Kinds:
@@ -27,7 +27,7 @@ from loink_ros.core.problems.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.velocity_limits import velocity_limits
 
 KINDS = ('smooth', 'singular', 'unreachable')
-# The fastest joint of a path moves at this share of its velocity limit.
+# The fastest joint of a path moves at this share of its velocity limit, by default.
 VELOCITY_SHARE = 0.9
 # Shortest segment before the stretch (s): knots almost equal do not give a degenerate spline.
 MIN_SEGMENT_S = 0.05
@@ -67,19 +67,22 @@ class Path:
 
 
 def paths(problem: KinematicProblem, kind: str, count: int, duration_s: float = 10.0,
-          rate_hz: float = 1000.0, seed: int = 0) -> list[Path]:
-    """`count` paths of `kind` (KINDS), `duration_s` long at `rate_hz`; path i depends only on
-    (seed, kind, i)."""
+          rate_hz: float = 1000.0, seed: int = 0,
+          velocity_share: float = VELOCITY_SHARE) -> list[Path]:
+    """`count` paths of `kind` (KINDS), `duration_s` long at `rate_hz`, the fastest joint at
+    `velocity_share` of its limit; path i depends only on (seed, kind, i)."""
+    if not 0.0 < velocity_share <= 1.0:
+        raise ValueError(f'velocity share must lie in (0, 1], got {velocity_share!r}')
     if kind not in KINDS:
         raise ValueError(f'unknown path kind {kind!r}; use one of {KINDS}')
     times = np.arange(round(duration_s * rate_hz) + 1) / rate_hz
-    return [_path(problem, kind, f'{kind}-{i}', times, rate_hz,
+    return [_path(problem, kind, f'{kind}-{i}', times, rate_hz, velocity_share,
                   np.random.default_rng([seed, KINDS.index(kind), i])) for i in range(count)]
 
 
 def _path(problem: KinematicProblem, kind: str, name: str, times: np.ndarray, rate_hz: float,
-          rng: np.random.Generator) -> Path:
-    q = _joint_path(problem, kind, times, rate_hz, rng)
+          velocity_share: float, rng: np.random.Generator) -> Path:
+    q = _joint_path(problem, kind, times, rate_hz, velocity_share, rng)
     poses = [problem.tip_pose(row) for row in q]
     positions = np.array([p for p, _ in poses])
     rotations = np.array([r for _, r in poses])
@@ -97,8 +100,9 @@ def min_singular_value(problem: KinematicProblem, q: np.ndarray) -> float:
 
 
 def _joint_path(problem: KinematicProblem, kind: str, times: np.ndarray, rate_hz: float,
-                rng: np.random.Generator) -> np.ndarray:
-    """(N, n) samples of a timed PCHIP through collision-free knots, all samples collision-free."""
+                velocity_share: float, rng: np.random.Generator) -> np.ndarray:
+    """(N, n) samples of a timed PCHIP through collision-free knots, the fastest joint at
+    `velocity_share` of its limit, all samples collision-free."""
     limits = velocity_limits(problem)
 
     def knot(index: int) -> np.ndarray:
@@ -108,7 +112,7 @@ def _joint_path(problem: KinematicProblem, kind: str, times: np.ndarray, rate_hz
 
     knots = [knot(0), knot(1)]
     for _ in range(MAX_DRAWS):
-        spline = _timed_spline(np.array(knots), limits, rate_hz)
+        spline = _timed_spline(np.array(knots), limits, velocity_share, rate_hz)
         # A singular path's samples are centred on its first singular knot where the spline
         # allows, so that short paths pass it too (on the sample grid, as the knot).
         start = 0.0 if kind != 'singular' else max(0.0, spline.x[1] - (len(times) // 2) / rate_hz)
@@ -126,13 +130,14 @@ def _joint_path(problem: KinematicProblem, kind: str, times: np.ndarray, rate_hz
                        'knot draws')
 
 
-def _timed_spline(knots: np.ndarray, limits: np.ndarray, rate_hz: float) -> PchipInterpolator:
+def _timed_spline(knots: np.ndarray, limits: np.ndarray, velocity_share: float,
+                  rate_hz: float) -> PchipInterpolator:
     """PCHIP through `knots` (K, n), its knot times stretched so that the fastest joint moves
-    at VELOCITY_SHARE of its limit, then rounded up onto the 1 / rate_hz grid."""
+    at `velocity_share` of its limit, then rounded up onto the 1 / rate_hz grid."""
     segments = np.maximum(np.max(np.abs(np.diff(knots, axis=0)) / limits, axis=1), MIN_SEGMENT_S)
     x = np.concatenate([[0.0], np.cumsum(segments)])
     # PCHIP is covariant under a uniform time scaling: velocities scale by its inverse.
-    x *= np.max(peak_speeds(PchipInterpolator(x, knots)) / (VELOCITY_SHARE * limits))
+    x *= np.max(peak_speeds(PchipInterpolator(x, knots)) / (velocity_share * limits))
     return PchipInterpolator(np.ceil(x * rate_hz) / rate_hz, knots)
 
 
