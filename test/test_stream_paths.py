@@ -1,5 +1,9 @@
 """The pose-streaming bench's paths (tools/stream_paths.py), the URDF velocity limits and the
 stream baselines (baselines/stream_baselines.py), on short paths."""
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -147,3 +151,16 @@ def test_the_stream_bench_judges_every_method_on_the_same_paths():
     loink = methods['loink']['all']
     assert loink['branch_flips'] == loink['velocity_violations'] == loink['steps_outside_limits'] == 0
     assert methods['loink']['smooth']['on_target_share'] >= 0.6
+
+
+def test_loink_bench_stream_alone_at_a_velocity_share():
+    """The CLI's --no-baselines and --velocity-share reach the bench: LOInK alone, the share
+    recorded."""
+    out = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'bench', 'stream',
+                          '--tasks', '1', '--seconds', '0.2', '--no-baselines',
+                          '--velocity-share', '0.5', '--json', '-'],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    report = json.loads(out.stdout)
+    assert set(report['methods']) == {'loink'} and report['path_velocity_share'] == 0.5
+    assert report['methods']['loink']['all']['velocity_violations'] == 0

@@ -62,12 +62,14 @@ class LOInKStream:
 
 def run(robot: str, smooth: int = DEFAULT_SMOOTH, duration_s: float = DURATION_S,
         seed: int = SEED, model: str | None = None, smoothing: float = SMOOTHING,
-        velocity_share: float = VELOCITY_SHARE) -> dict:
+        velocity_share: float = VELOCITY_SHARE, baselines: bool = True) -> dict:
+    """The bench's JSON; `baselines` False runs LOInK alone (the baselines take most of
+    the time: TRAC-IK Distance uses its whole millisecond per step)."""
     loaded = load_model(model or MODELS.get(robot, robot))
     problem = problem_for_model(loaded)
     limits = velocity_limits(problem)
     methods = [LOInKStream(PoseSolver(LOInKSolver(loaded, problem)), limits, smoothing),
-               *stream_baselines(problem)]
+               *(stream_baselines(problem) if baselines else [])]
     special = max(1, round(SPECIAL_SHARE * smooth))
     counts = {'smooth': smooth, 'singular': special, 'unreachable': special}
     before = load_average()

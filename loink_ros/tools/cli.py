@@ -181,8 +181,8 @@ def cmd_bench(args) -> None:
         _emit(bench_stream.run(args.robot, args.tasks or bench_stream.DEFAULT_SMOOTH,
                                args.seconds or bench_stream.DURATION_S,
                                args.seed or bench_stream.SEED, args.model,
-                               velocity_share=args.velocity_share or bench_stream.VELOCITY_SHARE),
-              args.json)
+                               velocity_share=args.velocity_share or bench_stream.VELOCITY_SHARE,
+                               baselines=not args.no_baselines), args.json)
         return
     if args.target == 'moveit-plugin':
         from loink_ros.tools import bench_moveit_plugin
@@ -402,6 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
                    'smooth trajectory (a full-pose model)')
     p.add_argument('--seconds', type=float,
                    help='stream: seconds per trajectory (default 10, at 1 kHz)')
+    p.add_argument('--no-baselines', action='store_true',
+                   help='stream: LOInK alone, without TRAC-IK and pink (a tenth of the time)')
     p.add_argument('--velocity-share', type=float,
                    help='stream: the share of its velocity limit that the fastest joint of a '
                    'path reaches (default 0.9)')
