@@ -4,7 +4,7 @@ every answer validated by the steady-state simulator (there is no URDF)."""
 import numpy as np
 import pytest
 
-from loink_ros.core.problems.hsa import HsaProblem
+from loink_ros.core.problems.hsa.problem import HsaProblem
 
 
 def call(node, srv, name, **fields):

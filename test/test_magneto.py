@@ -6,10 +6,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from loink_ros.core.problems.kinematic_problem import robot_file
-from loink_ros.core.problems.magneto import MagnetoProblem
-from loink_ros.core.problems.magneto_geometry import LEGS
-from loink_ros.core.problems.magneto_parameters import (
+from loink_ros.core.problems.magneto.geometry import LEGS
+from loink_ros.core.problems.magneto.parameters import (
     BODY_CORNERS,
     CLEARANCE,
     EXAMPLE_HEIGHT,
@@ -17,6 +15,8 @@ from loink_ros.core.problems.magneto_parameters import (
     GRAVITY,
     MAGNET_FORCE,
 )
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
+from loink_ros.core.problems.shipped_robots import robot_file
 
 SIGNS = {'AR': (1, -1), 'AL': (1, 1), 'BR': (-1, -1), 'BL': (-1, 1)}
 PSI = {'AR': -0.785, 'AL': 0.785, 'BR': -2.355, 'BL': 2.355}

@@ -155,7 +155,7 @@ def test_empty_robot_state_without_joint_states_solves_unseeded(planar3_node):
 def test_empty_robot_state_with_joint_states_is_served(planar3_node):
     from sensor_msgs.msg import JointState
 
-    from loink_ros.core.problems.planar3 import Planar3Problem
+    from loink_ros.core.problems.arms.planar3 import Planar3Problem
     name = planar3_node.name.rsplit('/', 1)[0] + '/joint_states'
     states = planar3_node.calls.node.create_publisher(JointState, name, 10)
     for _ in range(20):

@@ -24,7 +24,7 @@ NAN = float('nan')
 
 @pytest.fixture(scope='module')
 def robot():
-    from loink_ros.core.problems.planar3 import Planar3Problem
+    from loink_ros.core.problems.arms.planar3 import Planar3Problem
     return Planar3Problem()
 
 
@@ -149,7 +149,7 @@ def test_positions_beyond_the_reach_get_no_ik_solution_at_once(panda_node, case)
     import time
 
     from loink_msgs.srv import GetModelInfo
-    from loink_ros.core.problems.reach import reach
+    from loink_ros.core.problems.arms.reach import reach
     from loink_ros.core.problems.registry import make_problem
     info = panda_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
     panda = make_problem('panda')
@@ -181,7 +181,7 @@ COLLIDING_OPTIMUM = (0.1611, -0.0153, 0.159)
 @pytest.mark.parametrize('avoid', [True, False])
 def test_avoid_collisions_takes_the_next_free_sample(panda_node, avoid):
     from loink_msgs.srv import GetModelInfo
-    from loink_ros.core.problems.panda import PandaProblem
+    from loink_ros.core.problems.arms.panda import PandaProblem
     info = panda_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
     panda = PandaProblem()
     request = ik_request(group='panda_arm', link='panda_hand', frame=info.base_frame,

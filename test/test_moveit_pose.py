@@ -32,7 +32,7 @@ def reachable(panda, count, seed):
 def pose_request(position, rotation, link='panda_hand', seed=None, timeout=0.0):
     from moveit_msgs.srv import GetPositionIK
 
-    from loink_ros.core.problems.rotation_chart import matrix_quaternion
+    from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
     request = GetPositionIK.Request()
     ik = request.ik_request
     ik.group_name, ik.ik_link_name, ik.avoid_collisions = 'panda_arm', link, True

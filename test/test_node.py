@@ -24,7 +24,7 @@ STREAM_REPLY = 5.0
 
 @pytest.fixture(scope='module')
 def robot():
-    from loink_ros.core.problems.planar3 import Planar3Problem
+    from loink_ros.core.problems.arms.planar3 import Planar3Problem
     return Planar3Problem()
 
 

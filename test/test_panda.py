@@ -5,7 +5,7 @@ import pinocchio as pin
 import pytest
 
 from loink_ros.baselines.reference_optimizer import reference_optimum
-from loink_ros.core.problems.panda import FLOOR_Z, PandaProblem, panda_urdf
+from loink_ros.core.problems.arms.panda import FLOOR_Z, PandaProblem, panda_urdf
 from loink_ros.core.problems.registry import make_problem
 
 HELD_OUT_SEED = 2024  # training data used seed 0

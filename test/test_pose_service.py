@@ -20,7 +20,7 @@ def panda():
 def request(position, rotation, **fields):
     """A SolvePose request for `position` (m) and `rotation` (3 x 3) in panda_link0."""
     from loink_msgs.srv import SolvePose
-    from loink_ros.core.problems.rotation_chart import matrix_quaternion
+    from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
     frame = fields.pop('frame', 'panda_link0')
     msg = SolvePose.Request(**fields)
     msg.pose.header.frame_id = frame

@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import make_problem
-from loink_ros.core.problems.velocity_limits import velocity_limits
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 
 REPLY_S = 10.0
@@ -46,7 +46,7 @@ def stream(panda_full_node):
 def pose_msg(position, rotation, sec, frame='panda_link0'):
     from geometry_msgs.msg import PoseStamped
 
-    from loink_ros.core.problems.rotation_chart import matrix_quaternion
+    from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
     msg = PoseStamped()
     msg.header.stamp.sec, msg.header.frame_id = sec, frame
     p, o = msg.pose.position, msg.pose.orientation

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from loink_ros.baselines.stream_baselines import TrackingPink, TrackingTracIk
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.posture_arm import PostureArmProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.posture_arm import PostureArmProblem
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import problem_for_model
-from loink_ros.core.problems.velocity_limits import velocity_limits
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.tools.stream_paths import OUTSIDE_REACH, RAMP_SHARE, SINGULAR_SIGMA, paths

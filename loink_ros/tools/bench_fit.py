@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from loink_ros.baselines.reference_optimizer import reference_optimum
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver

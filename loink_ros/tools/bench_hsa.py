@@ -4,7 +4,7 @@ the same held-out targets:
   leaves the range the least-norm latent whose inversion is inside: runtime/bounded_latent.py);
 - LOInK z = 0 clipped: z = 0's inversion clipped to the range, for comparison;
 - LOInK refined: the raw answer refined by SQP on the statics (least effort on the target,
-  core/problems/hsa_least_effort.py);
+  core/problems/hsa/least_effort.py);
 - IKFlow at z = 0;
 - IKFlow best of K samples by true cost among those within its best error;
 - the optimisation reference (multi-start IPOPT on the statics).

@@ -2,9 +2,9 @@
 (paper Table I).
 
 Targets: footholds within FOOT_RANGE of nominal on the surface, heights in HEIGHT_RANGE
-(magneto_parameters), from the bench seed (the training data are other draws, with feet off
-the surface), kept when a feasible stance exists (a random body pose with closed-form legs
-passes every limit: no solver decides which targets count).
+(problems/magneto/parameters.py), from the bench seed (the training data are other draws,
+with feet off the surface), kept when a feasible stance exists (a random body pose with
+closed-form legs passes every limit: no solver decides which targets count).
 
 Methods, all in this process, one BLAS thread, best of 3 wall times per target (tools/timing.py):
 - `loink_runtime` (the headline): the whole runtime call the node makes
@@ -32,7 +32,7 @@ import numpy as np
 from tqdm import tqdm
 
 from loink_ros.baselines.ipopt_variants import QUALIFY_FRACTION, REFERENCE, SAME_COST, VARIANTS, agreement, strongest
-from loink_ros.core.problems.magneto import MagnetoProblem
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import NEAR_OPTIMAL

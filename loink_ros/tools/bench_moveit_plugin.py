@@ -37,9 +37,9 @@ from tqdm import tqdm
 
 from loink_ros.baselines.trac_ik import TracIk
 from loink_ros.core.compiled.model_library import build_library
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
 from loink_ros.core.problems.registry import problem_for_model
-from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.model_file import ModelFile, load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver

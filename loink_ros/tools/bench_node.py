@@ -34,9 +34,9 @@ from sensor_msgs.msg import JointState
 
 from loink_msgs.msg import ErrorCode, TaskTarget
 from loink_msgs.srv import GetModelInfo, Solve
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
 from loink_ros.core.problems.registry import problem_for_model
-from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.errors import ModelFileError
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.tools.empty_service import empty_service_process

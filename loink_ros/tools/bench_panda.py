@@ -11,7 +11,7 @@ from loink_ros.baselines.reference_optimizer import (
     reference_optimum,
     single_start_optimum,
 )
-from loink_ros.core.problems.panda import PandaProblem
+from loink_ros.core.problems.arms.panda import PandaProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solver import LOInKSolver

@@ -6,7 +6,7 @@ import numpy as np
 from tqdm import tqdm
 
 from loink_ros.baselines.reference_optimizer import single_start_optimum
-from loink_ros.core.problems.planar3 import Planar3Problem
+from loink_ros.core.problems.arms.planar3 import Planar3Problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL

@@ -17,9 +17,9 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from loink_ros.baselines.trac_ik import TIMEOUT_S, TracIk
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
 from loink_ros.core.problems.registry import make_problem
-from loink_ros.core.problems.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseRequest, PoseSolver, prior_spread

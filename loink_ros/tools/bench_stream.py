@@ -23,8 +23,8 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from loink_ros.baselines.stream_baselines import stream_baselines
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import problem_for_model
-from loink_ros.core.problems.velocity_limits import velocity_limits
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver

@@ -224,7 +224,7 @@ def cmd_plot(args) -> None:
 
 
 def cmd_robot(args) -> None:
-    from loink_ros.core.problems.robot_spec import SpecError
+    from loink_ros.core.problems.arms.robot_spec import SpecError
     from loink_ros.core.training import TrainingDiverged
     from loink_ros.tools import robot_train
     try:

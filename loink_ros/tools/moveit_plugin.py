@@ -15,7 +15,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems.example_robots import robot_file
+from loink_ros.core.problems.arms.example_robots import robot_file
 from loink_ros.tools.node_process import node_command
 
 REPO = Path(__file__).resolve().parents[2]

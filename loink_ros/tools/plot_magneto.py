@@ -15,7 +15,7 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from loink_ros.core.problems.magneto_parameters import BODY_CORNERS  # noqa: E402
+from loink_ros.core.problems.magneto.parameters import BODY_CORNERS  # noqa: E402
 
 SAMPLES = 24
 SPREAD = 1.0

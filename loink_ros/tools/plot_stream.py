@@ -10,7 +10,7 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from loink_ros.core.problems.velocity_limits import velocity_limits  # noqa: E402
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits  # noqa: E402
 from loink_ros.core.runtime.pose_refine import PoseTarget  # noqa: E402
 from loink_ros.core.runtime.pose_solver import PoseSolver  # noqa: E402
 from loink_ros.core.runtime.pose_tracker import PoseTracker  # noqa: E402

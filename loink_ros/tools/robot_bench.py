@@ -16,7 +16,7 @@ import numpy as np
 from tqdm import tqdm
 
 from loink_ros.baselines.reference_optimizer import reference_optimum
-from loink_ros.core.problems.described_arm import DescribedArmProblem
+from loink_ros.core.problems.arms.described_arm import DescribedArmProblem
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver

@@ -13,8 +13,8 @@ from tqdm import tqdm
 
 from loink_ros.baselines.reference_optimizer import reference_optimum
 from loink_ros.core.forked_pool import forked_map, shared
-from loink_ros.core.problems.described_arm import DescribedArmProblem
-from loink_ros.core.problems.robot_spec import RobotSpec
+from loink_ros.core.problems.arms.described_arm import DescribedArmProblem
+from loink_ros.core.problems.arms.robot_spec import RobotSpec
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
 
 RANGE_CENTRE_BOOST = 4.0   # the weight fix: range_centre this many times heavier

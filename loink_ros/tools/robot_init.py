@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems.cost_terms import TERMS
-from loink_ros.core.problems.described_arm import chain_joints
-from loink_ros.core.problems.kinematic_problem import CONTINUOUS_RANGE, is_continuous
-from loink_ros.core.problems.robot_spec import SECTIONS, SpecError
+from loink_ros.core.problems.arms.cost_terms import TERMS
+from loink_ros.core.problems.arms.described_arm import chain_joints
+from loink_ros.core.problems.arms.kinematic_problem import CONTINUOUS_RANGE, is_continuous
+from loink_ros.core.problems.arms.robot_spec import SECTIONS, SpecError
 
 # Cost weights of a new description: posture first (one clear optimum), a little gravity.
 DEFAULT_WEIGHTS = {'range_centre': 1.0, 'gravity_torque': 0.3}
@@ -140,7 +140,7 @@ def chain_summary(urdf: Path, base: str, tip: str) -> str:
 def copy_example_urdf(relative: str, out: Path) -> Path:
     """Copy a URDF of the installed example-robot-data wheel (no download): SpecError listing
     the wheel's URDFs when `relative` is not one of them."""
-    from loink_ros.core.problems.example_robots import ROBOTS, wheel_file
+    from loink_ros.core.problems.arms.example_robots import ROBOTS, wheel_file
     root = wheel_file(ROBOTS)
     source = root / relative
     if source.suffix != '.urdf' or not source.is_file():

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from loink_ros.core.problems.described_arm import DescribedArmProblem
-from loink_ros.core.problems.robot_spec import RobotSpec, SpecError, load_spec
+from loink_ros.core.problems.arms.described_arm import DescribedArmProblem
+from loink_ros.core.problems.arms.robot_spec import RobotSpec, SpecError, load_spec
 
 STAGES = ('check', 'dataset', 'train', 'export', 'bench', 'parameters', 'report')
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.velocity_limits import velocity_limits
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 
 KINDS = ('smooth', 'singular', 'unreachable')
 # The fastest joint of a path moves at this share of its velocity limit.

@@ -13,8 +13,8 @@ import numpy as np
 from tqdm import tqdm
 
 from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
-from loink_ros.core.problems.magneto import MagnetoProblem
-from loink_ros.core.problems.magneto_parameters import CLEARANCE
+from loink_ros.core.problems.magneto.parameters import CLEARANCE
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
 from loink_ros.tools.ambiguity import NEAR_OPTIMAL
 
 DISTINCT = 0.05        # rad or m, max over the 18 coordinates

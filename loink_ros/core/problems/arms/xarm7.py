@@ -4,8 +4,8 @@ full-pose IK for a second maker's arm (docs/POSE.md)."""
 
 from pathlib import Path
 
-from loink_ros.core.problems.example_robots import mesh_root, robot_file
-from loink_ros.core.problems.posture_arm import PostureArmProblem
+from loink_ros.core.problems.arms.example_robots import mesh_root, robot_file
+from loink_ros.core.problems.arms.posture_arm import PostureArmProblem
 
 URDF = 'xarm_description/urdf/xarm7.urdf'
 SRDF = 'xarm_description/srdf/xarm7.srdf'

@@ -5,8 +5,8 @@ Configuration (n = 18), in the footprint frame F (on the surface: z out of it, x
 y across): body pose [x, y, yaw, roll, pitch, height] (base frame origin; R = Rz(yaw)
 Ry(pitch) Rx(roll)) and the 12 active joints, coxa/femur/tibia of AR, AL, BR, BL. The
 passive gimbals are not configuration: they are resolved so that each foot lies flat on
-the surface (magneto_kinematics.leg_forward). Task (p = 13): the four contact points in F
-and the commanded body height. Cost: magneto_cost. Feasible: magneto_feasibility.
+the surface (kinematics.leg_forward). Task (p = 13): the four contact points in F
+and the commanded body height. Cost: cost.py. Feasible: feasibility.py.
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems import magneto_feasibility, magneto_sampling
-from loink_ros.core.problems.kinematic_problem import robot_file
-from loink_ros.core.problems.magneto_backends import MATH, casadi_ops
-from loink_ros.core.problems.magneto_casadi import casadi_expressions
-from loink_ros.core.problems.magneto_cost import StanceCost
-from loink_ros.core.problems.magneto_geometry import ACTIVE_JOINTS, LEGS, MagnetoGeometry
-from loink_ros.core.problems.magneto_kinematics import forward_batch
-from loink_ros.core.problems.magneto_leg_ik import ClosedFormLegs
-from loink_ros.core.problems.magneto_parameters import (
+from loink_ros.core.problems.backends import MATH, casadi_ops
+from loink_ros.core.problems.magneto import feasibility, sampling
+from loink_ros.core.problems.magneto.casadi_expressions import casadi_expressions
+from loink_ros.core.problems.magneto.cost import StanceCost
+from loink_ros.core.problems.magneto.geometry import ACTIVE_JOINTS, LEGS, MagnetoGeometry
+from loink_ros.core.problems.magneto.kinematics import forward_batch
+from loink_ros.core.problems.magneto.leg_ik import ClosedFormLegs
+from loink_ros.core.problems.magneto.parameters import (
     BODY_CORNERS,
     EXAMPLE_HEIGHT,
     FEASIBILITY_TOL,
@@ -45,8 +44,9 @@ from loink_ros.core.problems.magneto_parameters import (
     W_GIMBAL,
     W_POSITION,
 )
-from loink_ros.core.problems.magneto_pinocchio import MagnetoPinocchio, body_rotation
+from loink_ros.core.problems.magneto.pinocchio_model import MagnetoPinocchio, body_rotation
 from loink_ros.core.problems.problem import Problem
+from loink_ros.core.problems.shipped_robots import robot_file
 from loink_ros.core.problems.symbolic import SymbolicProblem
 
 
@@ -149,7 +149,7 @@ class MagnetoProblem(Problem):
         return self.robot.com(q)
 
     def forward(self, q: np.ndarray) -> dict:
-        """Batched numpy kinematics (magneto_kinematics.forward_batch)."""
+        """Batched numpy kinematics (kinematics.forward_batch)."""
         return forward_batch(self.geometry, q, SURFACE_NORMAL.tolist(), BODY_CORNERS)
 
     # ---- cost ----------------------------------------------------------------------------
@@ -183,7 +183,7 @@ class MagnetoProblem(Problem):
 
     def casadi_expressions(self, q=None, clip: bool = False) -> dict:
         """Symbolic task, cost terms and constraints on a CasADi SX vector q (18); `clip`
-        clips asin and acos as the numpy path does (magneto_backends.casadi_ops)."""
+        clips asin and acos as the numpy path does (backends.casadi_ops)."""
         return casadi_expressions(self.geometry, self.stance_cost, q, clip)
 
     def symbolic(self) -> SymbolicProblem:
@@ -209,17 +209,17 @@ class MagnetoProblem(Problem):
     def feasibility(self, q: np.ndarray, tol: float = FEASIBILITY_TOL) -> dict:
         """Per configuration (B,): inside bounds, gimbals inside limits, clearance, all."""
         q = np.atleast_2d(q)
-        return magneto_feasibility.feasibility(q, self.forward(q), self.lower, self.upper,
-                                               self.gimbal_lower, self.gimbal_upper, tol)
+        return feasibility.feasibility(q, self.forward(q), self.lower, self.upper,
+                                       self.gimbal_lower, self.gimbal_upper, tol)
 
     def violations(self, q: np.ndarray) -> list[str]:
         """Gimbal limits, body clearance and the magnet force, for one configuration (n,)."""
         q = np.asarray(q, float)
         feet, _, com, dirs = self.robot.feet_com_dirs(q[None])
         adhesion = self.stance_cost.required_adhesion(MATH, feet[0].tolist(), com[0].tolist())
-        return (magneto_feasibility.gimbal_violations(dirs[0], self.gimbal_lower, self.gimbal_upper)
-                + magneto_feasibility.clearance_violations(q[5], body_rotation(q))
-                + magneto_feasibility.adhesion_violations(adhesion, self.magnet_force))
+        return (feasibility.gimbal_violations(dirs[0], self.gimbal_lower, self.gimbal_upper)
+                + feasibility.clearance_violations(q[5], body_rotation(q))
+                + feasibility.adhesion_violations(adhesion, self.magnet_force))
 
     # ---- closed-form legs and sampling ---------------------------------------------------
 
@@ -248,14 +248,14 @@ class MagnetoProblem(Problem):
 
     def sample_targets(self, count: int, rng: np.random.Generator, margin: float = 0.0,
                        foot_z: float = 0.0) -> np.ndarray:
-        """Tasks (count, 13) around the nominal footholds (magneto_sampling.sample_targets)."""
-        return magneto_sampling.sample_targets(self.nominal_feet, count, rng, margin, foot_z)
+        """Tasks (count, 13) around the nominal footholds (sampling.sample_targets)."""
+        return sampling.sample_targets(self.nominal_feet, count, rng, margin, foot_z)
 
     def stances_for(self, tasks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One random body pose per task (around the foothold centroid) with its leg IK."""
-        return magneto_sampling.stances_for(self.legs, tasks, rng)
+        return sampling.stances_for(self.legs, tasks, rng)
 
     def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """Feasible configurations near the wall-contact set (magneto_sampling.sample_stances)."""
-        return magneto_sampling.sample_stances(self.nominal_feet, self.legs,
-                                               lambda q: self.feasibility(q)['all'], count, rng)
+        """Feasible configurations near the wall-contact set (sampling.sample_stances)."""
+        return sampling.sample_stances(self.nominal_feet, self.legs,
+                                       lambda q: self.feasibility(q)['all'], count, rng)

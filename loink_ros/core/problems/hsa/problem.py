@@ -1,15 +1,22 @@
 """The paper's soft robot: a planar stack of three HSA segments, six rod twists as the
 configuration, the end-effector pose [p_x, p_y, theta] as the task, actuation effort as the
-cost. The task map is jsrm's steady-state model (hsa_statics.py): no URDF."""
+cost. The task map is jsrm's steady-state model (statics.py): no URDF."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from loink_ros.core.problems import hsa_statics
-from loink_ros.core.problems.hsa_least_effort import HsaSqpRefinement
-from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters, fpu_control
-from loink_ros.core.problems.hsa_statics import HsaStatics
+from loink_ros.core.problems.hsa.least_effort import HsaSqpRefinement
+from loink_ros.core.problems.hsa.parameters import RODS, HsaParameters, fpu_control
+from loink_ros.core.problems.hsa.statics import (
+    MAX_TWIST_STEP,
+    NEWTON_STEPS,
+    NEWTON_TOLERANCE,
+    PROJECTION_STEPS,
+    PROJECTION_TOLERANCE,
+    STRAIN_WEIGHT,
+    HsaStatics,
+)
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.problems.symbolic import ImplicitTask, SymbolicProblem
 
@@ -27,7 +34,7 @@ class HsaProblem(Problem):
     def __init__(self, urdf: None = None, params: HsaParameters | None = None):
         """`urdf` is the registry's argument: this robot has none."""
         if urdf is not None:
-            raise ValueError('the HSA robot has no URDF: its model is hsa_statics.py')
+            raise ValueError('the HSA robot has no URDF: its model is hsa/statics.py')
         self.params = params or fpu_control(3)
         self.statics = HsaStatics(self.params)
         self.name = 'hsa'
@@ -72,12 +79,12 @@ class HsaProblem(Problem):
         q, y, xi = ca.SX.sym('q', n), ca.SX.sym('y', self.task_dim), ca.SX.sym('xi', 3 * self.params.segments)
         implicit = ImplicitTask(
             state=xi, residual=statics.residual(xi, q), pose=statics.pose(xi)[0],
-            start=tuple(statics.rest_strains), tolerance=hsa_statics.NEWTON_TOLERANCE,
-            steps=hsa_statics.NEWTON_STEPS, program=self.refinement.solver,
+            start=tuple(statics.rest_strains), tolerance=NEWTON_TOLERANCE,
+            steps=NEWTON_STEPS, program=self.refinement.solver,
             lower=tuple(self.lower), upper=tuple(self.upper), exact=SQP_POSE_TOLERANCE,
-            state_weight=hsa_statics.STRAIN_WEIGHT, max_step=hsa_statics.MAX_TWIST_STEP,
-            projection_steps=hsa_statics.PROJECTION_STEPS,
-            projection_tolerance=hsa_statics.PROJECTION_TOLERANCE)
+            state_weight=STRAIN_WEIGHT, max_step=MAX_TWIST_STEP,
+            projection_steps=PROJECTION_STEPS,
+            projection_tolerance=PROJECTION_TOLERANCE)
         return SymbolicProblem(q, y, None, ca.sumsqr(q / self.params.phi_max) / n,
                                implicit=implicit)
 
@@ -87,5 +94,5 @@ class HsaProblem(Problem):
         return {**super().metadata(), 'robot': f'planar_hsa_{p.segments}',
                 'base_frame': 'hsa_base', 'tip_frame': 'hsa_end_effector',
                 'simulator': 'jsrm 0.0.18 planar HSA, FPU control parameters, caps along their '
-                             'platform (core/problems/hsa_statics.py)',
+                             'platform (core/problems/hsa/statics.py)',
                 'phi_max': p.phi_max}

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems.magneto_backends import MATH
-from loink_ros.core.problems.magneto_geometry import ACTIVE_JOINTS, LEGS
-from loink_ros.core.problems.magneto_parameters import SURFACE_NORMAL
+from loink_ros.core.problems.backends import MATH
+from loink_ros.core.problems.magneto.geometry import ACTIVE_JOINTS, LEGS
+from loink_ros.core.problems.magneto.parameters import SURFACE_NORMAL
 from loink_ros.core.problems.thread_data import PerThreadData
 
 

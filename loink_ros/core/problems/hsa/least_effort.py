@@ -1,7 +1,7 @@
 """Least actuation effort on a target pose, as a nonlinear program on the HSA statics.
 
 Variables are the twists phi and the strains xi together: the steady state G + K = alpha
-(hsa_statics.py) and pose(xi) = target are equality constraints, the twist range bounds phi,
+(statics.py) and pose(xi) = target are equality constraints, the twist range bounds phi,
 and the objective is the problem's cost, mean_k (phi_k / phi_max)^2. Each equation row is
 scaled by its typical size (the rods' stiffness for the balance, 1 mm and 1 mrad for the
 pose), so that a solver's tolerance means the same on every row.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from loink_ros.core.problems.hsa_statics import HsaStatics
+from loink_ros.core.problems.hsa.statics import HsaStatics
 
 POSE_SCALE = 1e-3             # m and rad per scaled pose row
 SQP_OPTIONS = {

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems.magneto_backends import MATH
+from loink_ros.core.problems.backends import MATH
 
 # Below this |sin(angle)| the chart uses the series of angle / sin(angle).
 SMALL_SINE = 1e-6
@@ -19,7 +19,7 @@ SMALL_SINE = 1e-6
 
 def rotation_vector(ops, m) -> list:
     """log(M) as three scalars from the nine entries m[i][j] of a rotation M; `ops` is a
-    backend of magneto_backends (MATH, or casadi_ops() for the compiled runtime)."""
+    backend of problems/backends.py (MATH, or casadi_ops() for the compiled runtime)."""
     s = [0.5 * (m[2][1] - m[1][2]), 0.5 * (m[0][2] - m[2][0]), 0.5 * (m[1][0] - m[0][1])]
     c = 0.5 * (m[0][0] + m[1][1] + m[2][2] - 1.0)
     sine = ops.sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2])

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 
 
 def velocity_limits(problem: KinematicProblem) -> np.ndarray:

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems.cost_terms import TERMS, CostTerm
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.robot_spec import RobotSpec, SpecError
-from loink_ros.core.problems.symbolic_chain import SymbolicChain
+from loink_ros.core.problems.arms.cost_terms import TERMS, CostTerm
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.robot_spec import RobotSpec, SpecError
+from loink_ros.core.problems.arms.symbolic_chain import SymbolicChain
 
 # The polish (local_optimum): CasADi's sqpmethod with qrqp for the joint bounds and a BFGS
 # Hessian (the exact one is indefinite away from an optimum, and SQP steps on it can leave

@@ -1,9 +1,9 @@
 """Required magnet adhesion of a stance: minimum-norm static contact forces, the pull each
-foot needs to stick, and the worst foot; on backend scalars (magneto_backends)."""
+foot needs to stick, and the worst foot; on backend scalars (problems/backends.py)."""
 
 from __future__ import annotations
 
-from loink_ros.core.problems.magneto_algebra import add, cross, dot, mul, solve_sym3, vadd, vscale, vsub
+from loink_ros.core.problems.magneto.algebra import add, cross, dot, mul, solve_sym3, vadd, vscale, vsub
 
 
 def contact_forces(feet: list, com: list, gravity: list, mass: float) -> list:

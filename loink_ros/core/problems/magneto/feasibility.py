@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from loink_ros.core.problems.magneto_backends import NUMPY
-from loink_ros.core.problems.magneto_geometry import LEGS
-from loink_ros.core.problems.magneto_kinematics import gimbal_angles
-from loink_ros.core.problems.magneto_parameters import BODY_CORNERS, CLEARANCE, FEASIBILITY_TOL
+from loink_ros.core.problems.backends import NUMPY
+from loink_ros.core.problems.magneto.geometry import LEGS
+from loink_ros.core.problems.magneto.kinematics import gimbal_angles
+from loink_ros.core.problems.magneto.parameters import BODY_CORNERS, CLEARANCE, FEASIBILITY_TOL
 
 
 def feasibility(q: np.ndarray, kinematics: dict, lower: np.ndarray, upper: np.ndarray,

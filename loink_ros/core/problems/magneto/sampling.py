@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from loink_ros.core.problems.magneto_leg_ik import ClosedFormLegs
-from loink_ros.core.problems.magneto_parameters import (
+from loink_ros.core.problems.magneto.leg_ik import ClosedFormLegs
+from loink_ros.core.problems.magneto.parameters import (
     ANGLE_RANGE,
     BODY_OFFSET,
     DATA_MARGIN,

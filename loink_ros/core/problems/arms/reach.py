@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 
 TOLERANCE = 1e-4  # m: the bound is at most this above the farthest distance reached ...
 BUDGET = 500_000  # ... unless it would take more boxes than this (~1.5 s; the bound holds)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from loink_ros.core.problems.example_robots import mesh_root, robot_file
-from loink_ros.core.problems.posture_arm import PostureArmProblem
+from loink_ros.core.problems.arms.example_robots import mesh_root, robot_file
+from loink_ros.core.problems.arms.posture_arm import PostureArmProblem
 
 URDF = 'panda_description/urdf/panda.urdf'
 SRDF = 'panda_description/srdf/panda.srdf'

@@ -1,4 +1,4 @@
-"""Magneto's cost (N), for every `ops` backend (magneto_backends):
+"""Magneto's cost (N), for every `ops` backend (problems/backends.py):
 
     J = J_f + posture + w_barrier * joint barrier + w_gimbal * gimbal barrier
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loink_ros.core.problems.magneto_adhesion import adhesion_per_foot, contact_forces, worst_foot
-from loink_ros.core.problems.magneto_backends import MATH, NUMPY
-from loink_ros.core.problems.magneto_kinematics import gimbal_angles
-from loink_ros.core.problems.magneto_parameters import FRICTION, SURFACE_NORMAL, TANGENT_EPS
+from loink_ros.core.problems.backends import MATH, NUMPY
+from loink_ros.core.problems.magneto.adhesion import adhesion_per_foot, contact_forces, worst_foot
+from loink_ros.core.problems.magneto.kinematics import gimbal_angles
+from loink_ros.core.problems.magneto.parameters import FRICTION, SURFACE_NORMAL, TANGENT_EPS
 
 NORMAL = SURFACE_NORMAL.tolist()
 

@@ -3,29 +3,23 @@
 import hashlib
 import math
 from functools import cached_property
-from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems import rotation_chart
-from loink_ros.core.problems.magneto_backends import casadi_ops
+from loink_ros.core.problems.arms import rotation_chart
+from loink_ros.core.problems.arms.self_collision import SelfCollision, reduced_with_geometry
+from loink_ros.core.problems.arms.symbolic_chain import SymbolicChain
+from loink_ros.core.problems.backends import casadi_ops
 from loink_ros.core.problems.problem import Problem
-from loink_ros.core.problems.self_collision import SelfCollision, reduced_with_geometry
 from loink_ros.core.problems.symbolic import SymbolicProblem
-from loink_ros.core.problems.symbolic_chain import SymbolicChain
 from loink_ros.core.problems.thread_data import PerThreadData
 
 AXES = 'xyz'
 CHART_AXES = ('rx', 'ry', 'rz')
 # Declared range (rad) of a continuous joint unless `limits` gives another.
 CONTINUOUS_RANGE = (-np.pi, np.pi)
-
-
-def robot_file(name: str) -> Path:
-    """Path of a URDF shipped in loink_ros/robots."""
-    return Path(str(files('loink_ros') / 'robots' / name))
 
 
 def is_continuous(joint: pin.JointModel) -> bool:
@@ -122,9 +116,9 @@ class KinematicProblem(Problem):
 
     @cached_property
     def tip_reach(self) -> float:
-        """The tip's certified reach (m) from the base origin (problems/reach.py): ~0.1 s on
+        """The tip's certified reach (m) from the base origin (problems/arms/reach.py): ~0.1 s on
         a 7-joint arm, so computed once per problem, for every service and library."""
-        from loink_ros.core.problems.reach import reach  # reach.py imports this module
+        from loink_ros.core.problems.arms.reach import reach  # reach.py imports this module
         return reach(self).bound
 
     def _base_placement(self) -> pin.SE3 | None:

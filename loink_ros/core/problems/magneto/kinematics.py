@@ -1,5 +1,5 @@
 """Magneto's forward kinematics in the footprint frame F, written once for every `ops`
-backend (magneto_backends), plus its numpy batch form.
+backend (problems/backends.py), plus its numpy batch form.
 
 Configuration: body pose [x, y, yaw, roll, pitch, height] (R = Rz(yaw) Ry(pitch) Rx(roll))
 and the 12 active joints; the passive gimbals are resolved so that each foot lies flat on
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from loink_ros.core.problems.magneto_algebra import (
+from loink_ros.core.problems.backends import NUMPY
+from loink_ros.core.problems.magneto.algebra import (
     add,
     axis_rotation,
     body_rotation,
@@ -22,8 +23,7 @@ from loink_ros.core.problems.magneto_algebra import (
     vadd,
     vscale,
 )
-from loink_ros.core.problems.magneto_backends import NUMPY
-from loink_ros.core.problems.magneto_geometry import LegGeometry, MagnetoGeometry
+from loink_ros.core.problems.magneto.geometry import LegGeometry, MagnetoGeometry
 
 
 def gimbal_angles(ops, d: list) -> tuple:

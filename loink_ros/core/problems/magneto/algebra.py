@@ -1,4 +1,4 @@
-"""3-D linear algebra on lists of backend scalars (magneto_backends): a 3-vector is a list of
+"""3-D linear algebra on lists of backend scalars (problems/backends.py): a 3-vector is a list of
 3 scalars, a 3x3 matrix a list of 3 rows. Exact float zeros and ones are skipped, so CasADi
 graphs stay small and numpy does no work on them."""
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import numpy as np
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem, robot_file
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.shipped_robots import robot_file
 
 # Weight of the gravity-effort term against the posture term (docs/PLANAR3.md).
 EFFORT_WEIGHT = 0.3

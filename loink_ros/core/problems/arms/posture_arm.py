@@ -3,7 +3,7 @@ squared distance from the centres of the joint ranges, each joint scaled by its 
 
 import numpy as np
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 
 
 class PostureArmProblem(KinematicProblem):

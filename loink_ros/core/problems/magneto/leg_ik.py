@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from loink_ros.core.problems.magneto_backends import MATH
-from loink_ros.core.problems.magneto_geometry import MagnetoGeometry
-from loink_ros.core.problems.magneto_kinematics import body_rotations
-from loink_ros.core.problems.magneto_parameters import SURFACE_NORMAL
-from loink_ros.core.problems.magneto_pinocchio import body_rotation
+from loink_ros.core.problems.backends import MATH
+from loink_ros.core.problems.magneto.geometry import MagnetoGeometry
+from loink_ros.core.problems.magneto.kinematics import body_rotations
+from loink_ros.core.problems.magneto.parameters import SURFACE_NORMAL
+from loink_ros.core.problems.magneto.pinocchio_model import body_rotation
 
 
 def check_leg_structure(geometry: MagnetoGeometry) -> None:
@@ -66,7 +66,7 @@ class ClosedFormLegs:
         return self.joints(MATH, pose, feet)
 
     def joints(self, ops, pose: list, feet: list) -> list:
-        """solve_row on any backend (magneto_backends): scalars pose (6), feet (12) to the
+        """solve_row on any backend (problems/backends.py): scalars pose (6), feet (12) to the
         joints (12). With CasADi's unclipped acos a foothold out of reach gives NaN."""
         x, y, yaw, roll, pitch, h = pose
         cy, sy, cp, sp, cr, sr = (ops.cos(yaw), ops.sin(yaw), ops.cos(pitch), ops.sin(pitch),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from loink_ros.core.problems.cost_terms import TERMS
+from loink_ros.core.problems.arms.cost_terms import TERMS
 
 AXES = 'xyz'
 

@@ -26,7 +26,7 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from loink_ros.core.problems.hsa_parameters import RODS, HsaParameters
+from loink_ros.core.problems.hsa.parameters import RODS, HsaParameters
 
 QUADRATURE_POINTS = 16
 NEWTON_TOLERANCE = 1e-12     # residual, N and N m

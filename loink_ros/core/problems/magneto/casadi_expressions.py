@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from loink_ros.core.problems.magneto_backends import casadi_ops
-from loink_ros.core.problems.magneto_cost import StanceCost
-from loink_ros.core.problems.magneto_geometry import MagnetoGeometry
-from loink_ros.core.problems.magneto_kinematics import forward
-from loink_ros.core.problems.magneto_parameters import BODY_CORNERS, CLEARANCE, SURFACE_NORMAL
+from loink_ros.core.problems.backends import casadi_ops
+from loink_ros.core.problems.magneto.cost import StanceCost
+from loink_ros.core.problems.magneto.geometry import MagnetoGeometry
+from loink_ros.core.problems.magneto.kinematics import forward
+from loink_ros.core.problems.magneto.parameters import BODY_CORNERS, CLEARANCE, SURFACE_NORMAL
 
 
 def gimbal_constraints(dirs: list, lower: np.ndarray, upper: np.ndarray) -> list:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from loink_ros.core.problems.kinematic_problem import KinematicProblem
-    from loink_ros.core.problems.symbolic_chain import SymbolicChain
+    from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+    from loink_ros.core.problems.arms.symbolic_chain import SymbolicChain
 
 # manipulability: w_ref / (w + MANIPULABILITY_FLOOR * w_ref) stays finite at singularities.
 MANIPULABILITY_FLOOR = 0.1
