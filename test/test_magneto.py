@@ -246,7 +246,7 @@ def test_ipopt_solves_the_nominal_target(problem, ipopt):
 
 def test_shipped_model_against_ipopt(problem, ipopt):
     from loink_ros.core.runtime.model_file import load_model
-    from loink_ros.tools.bench_magneto import LOInKMagneto, held_out_targets
+    from loink_ros.tools.bench.magneto import LOInKMagneto, held_out_targets
     model = load_model('magneto')
     assert model.problem['joint_names'] == problem.joint_names
     assert model.problem['inclination_deg'] == problem.inclination_deg
@@ -266,7 +266,7 @@ def test_shipped_model_against_ipopt(problem, ipopt):
 def test_plot_magneto(tmp_path, problem):
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.solver import LOInKSolver
-    from loink_ros.tools.plots import PLOTS
+    from loink_ros.tools.plots.magneto import magneto_postures
     out = tmp_path / 'fig6.png'
-    PLOTS['magneto'](LOInKSolver(load_model('magneto'), problem), out)
+    magneto_postures(LOInKSolver(load_model('magneto'), problem), out)
     assert out.stat().st_size > 10_000

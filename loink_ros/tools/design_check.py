@@ -16,7 +16,7 @@ from loink_ros.core.problems.arms.panda import PandaProblem
 from loink_ros.core.problems.arms.planar3 import Planar3Problem
 from loink_ros.core.problems.problem import Problem
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN
-from loink_ros.tools.bench_planar3 import ground_truth
+from loink_ros.tools.bench.planar3 import ground_truth
 
 PANDA_STARTS = 24
 WIDE = (-np.array([1.2, 2.2, 2.2]), np.array([1.2, 2.2, 2.2]))

@@ -122,7 +122,7 @@ def node_script(path: Path, namespace: str) -> Path:
 
 
 def checker_script(path: Path, model: Path) -> Path:
-    """A script that starts loink_ros.tools.self_collision_checker on the model, for the
+    """A script that starts loink_ros.tools.bench.self_collision_checker on the model, for the
     bench's solution callback."""
-    return environment_script(path, [sys.executable, '-m', 'loink_ros.tools.self_collision_checker',
-                                     str(model)])
+    return environment_script(path, [sys.executable, '-m',
+                                     'loink_ros.tools.bench.self_collision_checker', str(model)])

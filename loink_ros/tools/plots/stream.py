@@ -15,8 +15,8 @@ from loink_ros.core.runtime.pose_refine import PoseTarget  # noqa: E402
 from loink_ros.core.runtime.pose_solver import PoseSolver  # noqa: E402
 from loink_ros.core.runtime.pose_tracker import PoseTracker  # noqa: E402
 from loink_ros.core.runtime.solver import LOInKSolver  # noqa: E402
-from loink_ros.tools.bench_stream import RATE_HZ, SEED  # noqa: E402
-from loink_ros.tools.stream_paths import paths  # noqa: E402
+from loink_ros.tools.bench.stream import RATE_HZ, SEED  # noqa: E402
+from loink_ros.tools.bench.stream_paths import paths  # noqa: E402
 
 SMOOTHING = (0.0, 1e3)
 DURATION_S = 4.0

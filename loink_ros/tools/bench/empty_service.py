@@ -4,7 +4,7 @@ It serves ~/solve (loink_msgs/srv/Solve) and, where moveit_msgs imports, ~/get_p
 (GetPositionIK), with handlers that return the empty response, on the executor loink_node
 would use (parameters executor and executor_threads: node/executors.py) with a reentrant
 group as loink_node serves its own: a round trip to it is what DDS and rclpy cost with no
-work done. Run as `python -m loink_ros.tools.empty_service --ros-args -r __ns:=NS
+work done. Run as `python -m loink_ros.tools.bench.empty_service --ros-args -r __ns:=NS
 [-p executor:=KIND] [-p executor_threads:=N]`; SIGINT or SIGTERM stops it with exit 0.
 """
 
@@ -62,7 +62,7 @@ def empty_service_process(namespace: str, executor: str = 'single_threaded',
                           executor_threads: int = 4) -> NodeProcess:
     """This module as a background process in `namespace`; its services at `.prefix`."""
     return NodeProcess(namespace, {'executor': executor, 'executor_threads': executor_threads},
-                       command=[sys.executable, '-m', 'loink_ros.tools.empty_service'],
+                       command=[sys.executable, '-m', 'loink_ros.tools.bench.empty_service'],
                        node_name=NODE_NAME)
 
 

@@ -22,7 +22,7 @@ from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
-from loink_ros.tools.timing import TIMING, best_of
+from loink_ros.tools.bench.timing import TIMING, best_of
 
 # Held-out configurations: a seed no training run uses.
 SEED = 4242

@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 
 from loink_ros.core.runtime.solver import LOInKSolver  # noqa: E402
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN  # noqa: E402
-from loink_ros.tools.robot_check import CheckResult  # noqa: E402
+from loink_ros.tools.robot.check import CheckResult  # noqa: E402
 
 LATENT_TARGETS = 3
 LATENT_GRID = 41
@@ -101,7 +101,7 @@ def _row(name: str, stats: dict, unit: str = '', scale: float = 1.0) -> str:
 
 
 def _pose_lines(pose: dict) -> list[str]:
-    """The full-pose bench's paragraph (robot_bench.pose_figures)."""
+    """The full-pose bench's paragraph (bench.py's pose_figures)."""
     return [f"Full poses ({pose['poses']} poses of configurations in the limits, MoveIt's "
             f"{1e3 * pose['timeout_s']:g} ms timeout; the node's ~/solve_pose and the MoveIt "
             f"plugin answer the same): {pose['success_fraction']:.1%} within 1e-5 m / 1e-4 rad "

@@ -10,7 +10,7 @@ from loink_ros.core.problems.arms.planar3 import Planar3Problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
-from loink_ros.tools.timing import TIMING, best_of, load_average, single_start_figures
+from loink_ros.tools.bench.timing import TIMING, best_of, load_average, single_start_figures
 
 INVERSE_TOL = 1e-6
 GRID = 300

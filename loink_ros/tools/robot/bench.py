@@ -20,9 +20,9 @@ from loink_ros.core.problems.arms.described_arm import DescribedArmProblem
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
-from loink_ros.tools.bench_pose import bench_poses, reference, timed, valid
-from loink_ros.tools.targets import reachable_targets
-from loink_ros.tools.timing import TIMING, best_of, describe, load_average, speedups
+from loink_ros.tools.bench.pose import bench_poses, reference, timed, valid
+from loink_ros.tools.bench.targets import reachable_targets
+from loink_ros.tools.bench.timing import TIMING, best_of, describe, load_average, speedups
 
 SUCCESS_ERROR = 1e-6   # m: a refined answer on the target
 POSE_TIMEOUT_S = 0.005   # MoveIt's kinematics_solver_timeout, as the Setup Assistant writes it

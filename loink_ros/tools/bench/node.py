@@ -10,7 +10,7 @@ how many were answered, whether the last one was, the node's own skipped count (
 /diagnostics) and the answer latency. `load` busy-loop processes can run meanwhile, to
 measure a machine that is busy with other work. The floor: the same workloads (same
 requests, same clients) against an empty rclpy service of the same types on the same kind
-of executor (loink_ros.tools.empty_service), started in the same run, and the node's p50
+of executor (loink_ros.tools.bench.empty_service), started in the same run, and the node's p50
 and throughput over the floor's. All clients share one
 executor thread: separate executors spinning in several threads of one process were seen
 to miss responses (rclpy 9.1 + Fast DDS), which a bench must not count against the node.
@@ -39,7 +39,7 @@ from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.errors import ModelFileError
 from loink_ros.core.runtime.model_file import load_model
-from loink_ros.tools.empty_service import empty_service_process
+from loink_ros.tools.bench.empty_service import empty_service_process
 from loink_ros.tools.node_process import NodeProcess, isolate_ros_environment, wait_for_services
 from loink_ros.tools.ros_calls import RosCalls
 
@@ -315,7 +315,7 @@ def pose_stream_figures(calls: RosCalls, prefix: str, problem: KinematicProblem,
     from geometry_msgs.msg import PoseStamped
 
     from loink_msgs.msg import PoseTracking
-    from loink_ros.tools.stream_paths import paths
+    from loink_ros.tools.bench.stream_paths import paths
     path = paths(problem, 'smooth', 1, STREAM_SECONDS, rate, seed)[0]
     arrivals: list[tuple[float, int, bool]] = []
     publisher = calls.node.create_publisher(PoseStamped, f'{prefix}/target_pose', 10)

@@ -70,7 +70,8 @@ def _cached(path: Path, key: dict) -> dict | None:
 def run_check(problem: DescribedArmProblem, accept: bool, progress: bool = True):
     """check.json and check.png (kept while the description is the same); CheckFailed, with
     the fixes found, unless it passes."""
-    from loink_ros.tools import robot_check, robot_report
+    from loink_ros.tools.robot import check as robot_check
+    from loink_ros.tools.robot import report as robot_report
     out, key = problem.spec.output, _key(problem, 'check')
     stored = _cached(out / 'check.json', key)
     if stored is None or not (out / 'check.png').exists():
@@ -189,7 +190,8 @@ def train_robot(path: Path, accept_ambiguity: bool = False, progress: bool = Tru
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.solver import LOInKSolver
     from loink_ros.core.training import pick_device, train
-    from loink_ros.tools import robot_bench, robot_report
+    from loink_ros.tools.robot import bench as robot_bench
+    from loink_ros.tools.robot import report as robot_report
     began = time.perf_counter()
     problem = described_problem(path)
     spec, out = problem.spec, problem.spec.output

@@ -16,8 +16,8 @@ from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.refine import refine
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
-from loink_ros.tools.targets import reachable_targets
-from loink_ros.tools.timing import TIMING, best_of, load_average, single_start_figures, speedups
+from loink_ros.tools.bench.targets import reachable_targets
+from loink_ros.tools.bench.timing import TIMING, best_of, load_average, single_start_figures, speedups
 
 DEFAULT_TASKS = 300
 STARTS = 16           # SLSQP starts per target

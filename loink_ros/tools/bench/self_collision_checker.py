@@ -2,7 +2,7 @@
 model's own check, problem.self_collisions (Pinocchio + coal on the URDF's collision meshes,
 less the SRDF's disabled pairs), which the C++ bench cannot call in MoveIt's environment.
 
-    python -m loink_ros.tools.self_collision_checker MODEL
+    python -m loink_ros.tools.bench.self_collision_checker MODEL
 
 MODEL: a shipped model name or a model .json. It writes `ready` once the problem is loaded,
 then reads lines of joint values (the problem's joints, in its order) on standard input and
@@ -33,7 +33,7 @@ def serve(problem, queries: TextIO, verdicts: TextIO) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        raise SystemExit('usage: python -m loink_ros.tools.self_collision_checker MODEL')
+        raise SystemExit('usage: python -m loink_ros.tools.bench.self_collision_checker MODEL')
     # Verdicts go to the original standard output; anything a library prints goes to stderr.
     verdicts = os.fdopen(os.dup(1), 'w')
     os.dup2(2, 1)

@@ -1,7 +1,7 @@
 """`loink bench stream`: streaming full poses at 1 kHz, LOInK's PoseTracker against TRAC-IK
 (Distance and Speed, seeded with the previous answer) and pink, on the same trajectories.
 
-Trajectories (tools/stream_paths.py): smooth joint-space splines through collision-free
+Trajectories (tools/bench/stream_paths.py): smooth joint-space splines through collision-free
 configurations uniform in the URDF limits, within VELOCITY_SHARE of the velocity limits, their
 tip poses the targets; paths through near-singular configurations; paths whose targets leave
 the reachable set for a while. Every method starts each path at its first configuration and
@@ -30,9 +30,9 @@ from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver
 from loink_ros.core.runtime.pose_tracker import PoseTracker
 from loink_ros.core.runtime.solver import LOInKSolver
-from loink_ros.tools.bench_pose import MODELS
-from loink_ros.tools.stream_paths import paths
-from loink_ros.tools.timing import load_average
+from loink_ros.tools.bench.pose import MODELS
+from loink_ros.tools.bench.stream_paths import paths
+from loink_ros.tools.bench.timing import load_average
 
 RATE_HZ = 1000.0
 DURATION_S = 10.0

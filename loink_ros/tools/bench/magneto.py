@@ -6,7 +6,8 @@ Targets: footholds within FOOT_RANGE of nominal on the surface, heights in HEIGH
 with feet off the surface), kept when a feasible stance exists (a random body pose with
 closed-form legs passes every limit: no solver decides which targets count).
 
-Methods, all in this process, one BLAS thread, best of 3 wall times per target (tools/timing.py):
+Methods, all in this process, one BLAS thread, best of 3 wall times per target
+(tools/bench/timing.py):
 - `loink_runtime` (the headline): the whole runtime call the node makes
   (LOInKSolver.solve with refine_answer=True on the compiled runtime, docs/COMPILED.md: the
   network inverse, clipping, the legs re-solved in closed form, the answer checked by the
@@ -36,8 +37,8 @@ from loink_ros.core.problems.magneto.problem import MagnetoProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import NEAR_OPTIMAL
-from loink_ros.tools.timing import TIMING, best_of, describe, load_average, speedups
-from loink_ros.tools.verify_magneto import AGREE, DISTINCT, feasible_stances
+from loink_ros.tools.bench.magneto_verify import AGREE, DISTINCT, feasible_stances
+from loink_ros.tools.bench.timing import TIMING, best_of, describe, load_average, speedups
 
 AMBIGUITY_TARGETS = 50     # targets that also get a multi-start IPOPT run
 AMBIGUITY_STARTS = 8

@@ -24,7 +24,7 @@ from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseRequest, PoseSolver, prior_spread
 from loink_ros.core.runtime.solver import LOInKSolver
-from loink_ros.tools.timing import load_average, speedups
+from loink_ros.tools.bench.timing import load_average, speedups
 
 MODELS = {'panda': 'panda_full', 'xarm7': 'xarm7_full'}
 DEFAULT_POSES = 10_000

@@ -1,4 +1,5 @@
-"""`loink plot`: the learned latent space (paper Fig. 3) and cost against spread (Fig. 10)."""
+"""`loink plot latent|spread`: the learned latent space (paper Fig. 3) and cost against spread
+(Fig. 10)."""
 
 from pathlib import Path
 
@@ -9,7 +10,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from loink_ros.core.runtime.solver import LOInKSolver  # noqa: E402
-from loink_ros.tools.plot_magneto import magneto_postures  # noqa: E402
 
 LATENT_RADIUS = 2.5
 GRID = 121
@@ -70,5 +70,3 @@ def cost_against_spread(solver: LOInKSolver, out: Path, n_tasks: int = 30,
     fig.savefig(out, dpi=120)
     plt.close(fig)
 
-
-PLOTS = {'latent': latent_space, 'spread': cost_against_spread, 'magneto': magneto_postures}

@@ -11,8 +11,8 @@ import numpy as np
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
-from loink_ros.tools.targets import reachable_targets
-from loink_ros.tools.timing import load_average, thread_scaling
+from loink_ros.tools.bench.targets import reachable_targets
+from loink_ros.tools.bench.timing import load_average, thread_scaling
 
 MODELS = ('planar3', 'panda', 'magneto')
 

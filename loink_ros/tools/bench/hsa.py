@@ -33,7 +33,7 @@ from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
-from loink_ros.tools.timing import TIMING, best_of, describe, load_average, speedups
+from loink_ros.tools.bench.timing import TIMING, best_of, describe, load_average, speedups
 
 SEED = 20261203
 DEFAULT_TARGETS = 2000

@@ -45,8 +45,8 @@ from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools import moveit_plugin
-from loink_ros.tools.bench_pose import BENCH_SEED, MODELS, bench_poses, reference
-from loink_ros.tools.timing import load_average, speedups
+from loink_ros.tools.bench.pose import BENCH_SEED, MODELS, bench_poses, reference
+from loink_ros.tools.bench.timing import load_average, speedups
 
 DEFAULT_POSES = 10_000
 THREADS = 8
@@ -230,7 +230,7 @@ def plugin_callback_section(problem, poses, found: dict, timeout: float, plain_c
         call['callback_ms'] = records[call['pose']]['callback_ms']
     return {**figures,
             'callback': 'bench_inprocess_kinematics asks a checker process '
-                        '(loink_ros.tools.self_collision_checker: problem.self_collisions) '
+                        '(loink_ros.tools.bench.self_collision_checker: problem.self_collisions) '
                         'over pipes and sets NO_IK_SOLUTION when the answer collides',
             'time_note': 'the times include every callback call, each a pipe round trip to '
                          'the checker process (its cost below); move_group\'s callback would '
