@@ -2,10 +2,7 @@
 
 import numpy as np
 import pytest
-
-
-def call(node, srv, name, **fields):
-    return node.call(srv, name, srv.Request(**fields))
+from node_requests import call
 
 
 def test_model_info(magneto_node):

@@ -16,6 +16,7 @@ from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
 from loink_ros.core.problems.magneto.parameters import CLEARANCE
 from loink_ros.core.problems.magneto.problem import MagnetoProblem
 from loink_ros.tools.ambiguity import NEAR_OPTIMAL
+from loink_ros.tools.bench.columns import Columns
 
 DISTINCT = 0.05        # rad or m, max over the 18 coordinates
 AGREE = 1e-4           # relative cost gap of "the same optimum"
@@ -84,7 +85,7 @@ def study(problem: MagnetoProblem, n_tasks: int, seed: int, starts: int = STARTS
                 'spread_max': float(sampled.max() / best.cost),
                 'ipopt_iterations': nominal.iterations, 'ipopt_ms': nominal.time_ms})
             bar.update()
-    col = {k: np.array([r[k] for r in rows], float) for k in rows[0]}
+    col = Columns(rows)
     summary = {'n_targets': len(rows), 'starts_per_target': starts + 1,
                'ambiguous_fraction': float(col['ambiguous'].mean()),
                'start_agreement_mean': float(col['agree'].mean()),

@@ -12,10 +12,10 @@ from loink_ros.baselines.reference_optimizer import (
     single_start_optimum,
 )
 from loink_ros.core.problems.arms.panda import PandaProblem
-from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.refine import refine
-from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
+from loink_ros.tools.bench.arm_bench import ArmBench
+from loink_ros.tools.bench.columns import Columns
 from loink_ros.tools.bench.targets import reachable_targets
 from loink_ros.tools.bench.timing import TIMING, best_of, load_average, single_start_figures, speedups
 
@@ -39,12 +39,9 @@ def typical_cost(problem: PandaProblem, y: np.ndarray, rng: np.random.Generator)
 
 def run(model_name: str, n_tasks: int, seed: int) -> dict:
     """All figures of the panda bench."""
-    load_before = load_average()
-    problem = PandaProblem()
-    model = load_model(model_name)
-    solver = LOInKSolver(model, problem)
-    reference = LOInKSolver(model, problem, runtime='numpy')
-    rng = np.random.default_rng(seed)
+    bench = ArmBench.start(PandaProblem(), model_name, seed)
+    problem, model, solver, reference, rng = (bench.problem, bench.model, bench.solver,
+                                              bench.reference, bench.rng)
     rows = []
     targets = reachable_targets(problem, model, n_tasks, rng)
     for i, y in enumerate(tqdm(targets, desc='bench panda', unit='task')):
@@ -77,13 +74,8 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
             'ref_start_ms': 1e3 * ref.seconds / ref.starts,
             'single_ok': single.success, 'single_ms': single_ms,
             'single_regret': (single.cost - ref.cost) / ref.cost if single.success else np.nan})
-    col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
-    def med(k):
-        return float(np.nanmedian(col[k]))
-    def p95(k):
-        return float(np.nanpercentile(col[k], 95))
-    def frac(k):
-        return float(np.nanmean(col[k]))
+    col = Columns(rows)
+    med, p95, frac = col.median, col.p95, col.mean
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': len(rows), 'seed': seed,
         'timing': TIMING + '; the reference optimiser: one run',
@@ -118,5 +110,5 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
         'speedup': med('ref_ms') / med('refined_ms'),
         'reference_speedup': speedups(col['ref_ms'], col['refined_ms']),
         **single_start_figures(col),
-        'load_average_1_5_15_min': {'before': load_before, 'after': load_average()},
+        'load_average_1_5_15_min': {'before': bench.load_before, 'after': load_average()},
     }

@@ -7,9 +7,9 @@ from tqdm import tqdm
 
 from loink_ros.baselines.reference_optimizer import single_start_optimum
 from loink_ros.core.problems.arms.planar3 import Planar3Problem
-from loink_ros.core.runtime.model_file import load_model
-from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN, NEAR_OPTIMAL
+from loink_ros.tools.bench.arm_bench import ArmBench
+from loink_ros.tools.bench.columns import Columns
 from loink_ros.tools.bench.timing import TIMING, best_of, load_average, single_start_figures
 
 INVERSE_TOL = 1e-6
@@ -32,13 +32,9 @@ def ground_truth(problem: Planar3Problem, y: float) -> dict:
 
 def run(model_name: str, n_tasks: int, seed: int) -> dict:
     """All figures of the planar3 bench."""
-    load_before = load_average()
-    problem = Planar3Problem()
-    model = load_model(model_name)
-    solver = LOInKSolver(model, problem)
-    reference = LOInKSolver(model, problem, runtime='numpy')
-    rng = np.random.default_rng(seed)
-    tasks = rng.uniform(model.task_lower, model.task_upper, size=(n_tasks, model.task_dim))
+    bench = ArmBench.start(Planar3Problem(), model_name, seed)
+    problem, model, solver, reference = bench.problem, bench.model, bench.solver, bench.reference
+    tasks = bench.rng.uniform(model.task_lower, model.task_upper, size=(n_tasks, model.task_dim))
     rows = []
     for y in tqdm(tasks, desc='bench planar3', unit='task'):
         truth = ground_truth(problem, float(y[0]))
@@ -67,11 +63,8 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
             'refined_numpy_ms': refined_numpy_ms, 'dys_ms': dys_ms, 'fast_ms': fast_ms,
             'single_ok': single.success, 'single_ms': single_ms,
             'single_regret': (single.cost - truth['j_min']) / span if single.success else np.nan})
-    col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
-    def med(k):
-        return float(np.nanmedian(col[k]))
-    def p95(k):
-        return float(np.nanpercentile(col[k], 95))
+    col = Columns(rows)
+    med, p95 = col.median, col.p95
     return {
         'model': model.name, 'model_version': model.version, 'n_tasks': n_tasks,
         'timing': TIMING, 'runtime': solver.runtime, 'runtime_note': solver.runtime_note,
@@ -98,5 +91,5 @@ def run(model_name: str, n_tasks: int, seed: int) -> dict:
         'numpy_refined_time_ms_median': med('refined_numpy_ms'),
         'speedup_fast_over_dys': med('dys_ms') / med('fast_ms'),
         **single_start_figures(col),
-        'load_average_1_5_15_min': {'before': load_before, 'after': load_average()},
+        'load_average_1_5_15_min': {'before': bench.load_before, 'after': load_average()},
     }

@@ -20,6 +20,7 @@ from loink_ros.core.problems.arms.described_arm import DescribedArmProblem
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.bench.columns import Columns
 from loink_ros.tools.bench.pose import bench_poses, reference, timed, valid
 from loink_ros.tools.bench.targets import reachable_targets
 from loink_ros.tools.bench.timing import TIMING, best_of, describe, load_average, speedups
@@ -56,7 +57,7 @@ def run(problem: DescribedArmProblem, model: ModelFile, progress: bool = True) -
                      'regret_refined': regret(refined.cost) if success else np.nan,
                      'success': success,
                      'reference_ok': ref.success, 'clipped': raw.clipped})
-    col = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
+    col = Columns(rows)
     ok = col['reference_ok'] > 0
     return {
         'model': model.name, 'model_version': model.version, 'targets': len(rows), 'seed': seed,
