@@ -59,7 +59,7 @@ def make_config():
 def tiny(tmp_path_factory) -> TinyModel:
     from loink_ros.core.dataset import generate_dataset
     from loink_ros.core.export import export_model
-    from loink_ros.core.problems.planar3 import Planar3Problem
+    from loink_ros.core.problems.arms.planar3 import Planar3Problem
     from loink_ros.core.training import train
 
     root = tmp_path_factory.mktemp('tiny_model')
@@ -176,6 +176,6 @@ BEYOND = {'just_beyond': lambda bound: [0.0, 0.0, bound + 1e-5 + 1e-3],
 @pytest.fixture(scope='module')
 def reach_bound():
     """panda_full's certified reach (m) from its base origin."""
-    from loink_ros.core.problems.reach import reach
+    from loink_ros.core.problems.arms.reach import reach
     from loink_ros.core.problems.registry import make_problem
     return reach(make_problem('panda_full')).bound

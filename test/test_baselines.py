@@ -17,13 +17,13 @@ from loink_ros.baselines.ipopt_variants import (
 from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
 from loink_ros.baselines.magneto_reduced_ipopt import MagnetoReducedIpopt
 from loink_ros.baselines.reference_optimizer import nominal_start, reference_optimum, single_start_optimum
-from loink_ros.core.problems.magneto import MagnetoProblem
-from loink_ros.core.problems.magneto_backends import casadi_ops
-from loink_ros.core.problems.panda import PandaProblem
-from loink_ros.core.problems.planar3 import Planar3Problem
-from loink_ros.tools.bench_magneto import held_out_targets
-from loink_ros.tools.timing import speedups
-from loink_ros.tools.verify_magneto import feasible_stances
+from loink_ros.core.problems.arms.panda import PandaProblem
+from loink_ros.core.problems.arms.planar3 import Planar3Problem
+from loink_ros.core.problems.backends import casadi_ops
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
+from loink_ros.tools.bench.magneto import held_out_targets
+from loink_ros.tools.bench.magneto_verify import feasible_stances
+from loink_ros.tools.bench.timing import speedups
 
 SEED = 7
 

@@ -11,7 +11,7 @@ REQUESTS = 50
 
 @pytest.fixture(scope='module')
 def floor():
-    from loink_ros.tools.empty_service import empty_service_process
+    from loink_ros.tools.bench.empty_service import empty_service_process
     from loink_ros.tools.node_process import isolate_ros_environment
     from loink_ros.tools.ros_calls import RosCalls
     isolate_ros_environment()
@@ -24,7 +24,7 @@ def floor():
 
 def workloads(prefix: str) -> list:
     """The bench's solve workload and, where moveit_msgs imports, a GetPositionIK one."""
-    from loink_ros.tools.bench_node import Workload, floor_workload, solve_workload
+    from loink_ros.tools.bench.node import Workload, floor_workload, solve_workload
     tasks = np.random.default_rng(0).uniform(-1.0, 1.0, (REQUESTS, 2))
     found = [floor_workload(solve_workload('/unused', tasks), prefix)]
     try:
@@ -38,7 +38,7 @@ def workloads(prefix: str) -> list:
 
 @pytest.mark.parametrize('clients', [1, 2])
 def test_floor_answers_every_request(floor, clients):
-    from loink_ros.tools.bench_node import measure
+    from loink_ros.tools.bench.node import measure
     server, calls = floor
     for work in workloads(server.prefix):
         figures = measure(calls, work, clients)
@@ -49,7 +49,7 @@ def test_floor_answers_every_request(floor, clients):
 
 def test_floor_server_stops_cleanly():
     from loink_msgs.srv import Solve
-    from loink_ros.tools.empty_service import empty_service_process
+    from loink_ros.tools.bench.empty_service import empty_service_process
     from loink_ros.tools.node_process import isolate_ros_environment
     from loink_ros.tools.ros_calls import RosCalls
     isolate_ros_environment()

@@ -13,7 +13,7 @@ from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
-from loink_ros.tools.targets import reachable_targets
+from loink_ros.tools.bench.targets import reachable_targets
 
 MODELS = ('planar3', 'panda', 'magneto', 'hsa')
 PARITY = 1e-10   # joint units (and cost, task error)

@@ -4,7 +4,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from loink_ros.core.problems.kinematic_problem import CONTINUOUS_RANGE, KinematicProblem, robot_file
+from loink_ros.core.problems.arms.kinematic_problem import CONTINUOUS_RANGE, KinematicProblem
+from loink_ros.core.problems.shipped_robots import robot_file
 
 URDF = robot_file('arm3_continuous.urdf')
 

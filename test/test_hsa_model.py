@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from loink_ros.core.problems.hsa import HsaProblem
+from loink_ros.core.problems.hsa.problem import HsaProblem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
 

@@ -3,12 +3,9 @@ every answer validated by the steady-state simulator (there is no URDF)."""
 
 import numpy as np
 import pytest
+from node_requests import call
 
-from loink_ros.core.problems.hsa import HsaProblem
-
-
-def call(node, srv, name, **fields):
-    return node.call(srv, name, srv.Request(**fields))
+from loink_ros.core.problems.hsa.problem import HsaProblem
 
 
 @pytest.fixture(scope='module')

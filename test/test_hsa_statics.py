@@ -1,4 +1,4 @@
-"""The planar HSA robot's steady-state model (core/problems/hsa_statics.py) against jsrm."""
+"""The planar HSA robot's steady-state model (core/problems/hsa/statics.py) against jsrm."""
 import dataclasses
 import io
 from contextlib import redirect_stdout
@@ -6,9 +6,9 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 
-from loink_ros.core.problems.hsa import HsaProblem
-from loink_ros.core.problems.hsa_parameters import fpu_control
-from loink_ros.core.problems.hsa_statics import HsaStatics
+from loink_ros.core.problems.hsa.parameters import fpu_control
+from loink_ros.core.problems.hsa.problem import HsaProblem
+from loink_ros.core.problems.hsa.statics import HsaStatics
 
 MM, DEG = 1e-3, np.pi / 180
 

@@ -48,7 +48,7 @@ def test_the_flow_inverts_and_its_onnx_export_agrees(trained, tmp_path):
 def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
     """A CI-sized run: tiny LOInK and IKFlow models on a small HSA dataset, 4 targets."""
     from loink_ros.core.dataset import save_dataset
-    from loink_ros.tools import bench_hsa
+    from loink_ros.tools.bench import hsa as bench_hsa
     from loink_ros.tools.cli import main
 
     problem = make_problem('hsa')

@@ -6,10 +6,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from loink_ros.core.problems.kinematic_problem import robot_file
-from loink_ros.core.problems.magneto import MagnetoProblem
-from loink_ros.core.problems.magneto_geometry import LEGS
-from loink_ros.core.problems.magneto_parameters import (
+from loink_ros.core.problems.magneto.geometry import LEGS
+from loink_ros.core.problems.magneto.parameters import (
     BODY_CORNERS,
     CLEARANCE,
     EXAMPLE_HEIGHT,
@@ -17,6 +15,8 @@ from loink_ros.core.problems.magneto_parameters import (
     GRAVITY,
     MAGNET_FORCE,
 )
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
+from loink_ros.core.problems.shipped_robots import robot_file
 
 SIGNS = {'AR': (1, -1), 'AL': (1, 1), 'BR': (-1, -1), 'BL': (-1, 1)}
 PSI = {'AR': -0.785, 'AL': 0.785, 'BR': -2.355, 'BL': 2.355}
@@ -246,7 +246,7 @@ def test_ipopt_solves_the_nominal_target(problem, ipopt):
 
 def test_shipped_model_against_ipopt(problem, ipopt):
     from loink_ros.core.runtime.model_file import load_model
-    from loink_ros.tools.bench_magneto import LOInKMagneto, held_out_targets
+    from loink_ros.tools.bench.magneto import LOInKMagneto, held_out_targets
     model = load_model('magneto')
     assert model.problem['joint_names'] == problem.joint_names
     assert model.problem['inclination_deg'] == problem.inclination_deg
@@ -266,7 +266,7 @@ def test_shipped_model_against_ipopt(problem, ipopt):
 def test_plot_magneto(tmp_path, problem):
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.solver import LOInKSolver
-    from loink_ros.tools.plots import PLOTS
+    from loink_ros.tools.plots.magneto import magneto_postures
     out = tmp_path / 'fig6.png'
-    PLOTS['magneto'](LOInKSolver(load_model('magneto'), problem), out)
+    magneto_postures(LOInKSolver(load_model('magneto'), problem), out)
     assert out.stat().st_size > 10_000

@@ -2,10 +2,7 @@
 
 import numpy as np
 import pytest
-
-
-def call(node, srv, name, **fields):
-    return node.call(srv, name, srv.Request(**fields))
+from node_requests import call
 
 
 def test_model_info(magneto_node):
@@ -18,7 +15,7 @@ def test_model_info(magneto_node):
 
 def test_refined_stances_hit_the_footholds(magneto_node):
     from loink_msgs.srv import Sample, Solve
-    from loink_ros.core.problems.magneto import MagnetoProblem
+    from loink_ros.core.problems.magneto.problem import MagnetoProblem
     problem = MagnetoProblem()
     targets = problem.sample_targets(5, np.random.default_rng(7))
     for target in targets:
@@ -36,7 +33,7 @@ def test_refined_stances_hit_the_footholds(magneto_node):
 def test_bad_target_then_good(magneto_node):
     from loink_msgs.msg import ErrorCode
     from loink_msgs.srv import Solve
-    from loink_ros.core.problems.magneto import MagnetoProblem
+    from loink_ros.core.problems.magneto.problem import MagnetoProblem
     bad = call(magneto_node, Solve, 'solve', task=[0.1] * 12)
     assert bad.error_code == ErrorCode.INVALID_TASK_DIMENSION and '12' in bad.message
     target = MagnetoProblem().sample_targets(1, np.random.default_rng(8))[0]
@@ -56,7 +53,7 @@ def test_infeasible_answer_is_no_solution(magneto_node):
 
     from loink_msgs.msg import ErrorCode
     from loink_msgs.srv import Sample, Solve
-    from loink_ros.core.problems.magneto import MagnetoProblem
+    from loink_ros.core.problems.magneto.problem import MagnetoProblem
     problem = MagnetoProblem()
     target = problem.example_configuration()
     task = problem.task(target)[0].tolist()

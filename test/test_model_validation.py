@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from loink_ros.core.problems.planar3 import Planar3Problem
+from loink_ros.core.problems.arms.planar3 import Planar3Problem
 from loink_ros.core.runtime.errors import ModelFileError
 from loink_ros.core.runtime.model_file import load_model, resolve_model
 from loink_ros.core.runtime.solver import LOInKSolver

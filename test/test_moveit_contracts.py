@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from node_requests import compute_ik, moveit_code
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec('moveit_msgs') is None,
                                 reason='moveit_msgs is not installed (set-up builds it from '
@@ -16,11 +17,6 @@ JOINTS = ['shoulder', 'elbow', 'wrist']
 ROBOT_JOINTS = ['rail', *JOINTS, 'gripper']
 LOINK_NODE_PARAMETERS = {'joint_states_topic': 'joint_states'}
 NAN, INF = float('nan'), float('inf')
-
-
-def code(name):
-    from moveit_msgs.msg import MoveItErrorCodes
-    return getattr(MoveItErrorCodes, name)
 
 
 def ik_request(x=0.2, names=ROBOT_JOINTS, positions=(0.25, 0.1, -0.2, 0.3, -0.04),
@@ -37,11 +33,6 @@ def ik_request(x=0.2, names=ROBOT_JOINTS, positions=(0.25, 0.1, -0.2, 0.3, -0.04
     o.x, o.y, o.z, o.w = orientation
     ik.timeout.sec, ik.timeout.nanosec = int(timeout), int(1e9 * (timeout % 1))
     return request
-
-
-def compute_ik(node, request):
-    from moveit_msgs.srv import GetPositionIK
-    return node.call(GetPositionIK, 'compute_ik', request)
 
 
 def pose_with(component: str, value: float):
@@ -61,24 +52,24 @@ COMPONENTS = [f'{part}.{axis}' for part, axes in (('position', 'xyz'), ('orienta
 @pytest.mark.parametrize('value', [NAN, INF])
 def test_non_finite_pose_component(planar3_node, component, value):
     response = compute_ik(planar3_node, pose_with(component, value))
-    assert response.error_code.val == code('NO_IK_SOLUTION')
+    assert response.error_code.val == moveit_code('NO_IK_SOLUTION')
     assert 'NaN or inf' in response.error_code.message
 
 
 def test_zero_quaternion(planar3_node):
     response = compute_ik(planar3_node, ik_request(orientation=(0.0, 0.0, 0.0, 0.0)))
-    assert response.error_code.val == code('NO_IK_SOLUTION')
+    assert response.error_code.val == moveit_code('NO_IK_SOLUTION')
     assert 'zero quaternion' in response.error_code.message
 
 
 def test_non_unit_quaternion_is_ignored_like_any_orientation(planar3_node):
     response = compute_ik(planar3_node, ik_request(orientation=(0.0, 0.0, 0.0, 3.0)))
-    assert response.error_code.val == code('SUCCESS')
+    assert response.error_code.val == moveit_code('SUCCESS')
 
 
 def test_nan_outside_the_group_is_echoed(planar3_node):
     response = compute_ik(planar3_node, ik_request(positions=(NAN, 0.1, -0.2, 0.3, INF)))
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
     position = response.solution.joint_state.position
     assert math.isnan(position[0]) and position[4] == INF
     assert np.all(np.isfinite(position[1:4]))
@@ -94,7 +85,7 @@ def test_nan_outside_the_model_is_ignored_by_solve_too(planar3_node):
 
 def test_nan_in_a_group_joint_is_refused(planar3_node):
     response = compute_ik(planar3_node, ik_request(positions=(0.0, 0.1, NAN, 0.3, 0.0)))
-    assert response.error_code.val == code('INVALID_ROBOT_STATE')
+    assert response.error_code.val == moveit_code('INVALID_ROBOT_STATE')
 
 
 @pytest.mark.parametrize('field', ['name', 'position', 'velocity', 'effort'])
@@ -109,7 +100,7 @@ def test_oversized_robot_state_is_refused_fast(planar3_node, field):
         setattr(state, field, [0.0] * size)
     began = time.monotonic()
     response = compute_ik(planar3_node, request)
-    assert response.error_code.val == code('INVALID_ROBOT_STATE')
+    assert response.error_code.val == moveit_code('INVALID_ROBOT_STATE')
     assert '1024' in response.error_code.message
     assert time.monotonic() - began < 1.0
 
@@ -121,7 +112,7 @@ def test_timeout_is_a_deadline(planar3_node):
             began = time.monotonic()
             response = compute_ik(planar3_node, ik_request(0.3, timeout=timeout))
             took = time.monotonic() - began
-            assert response.error_code.val == code('TIMED_OUT')
+            assert response.error_code.val == moveit_code('TIMED_OUT')
             assert 'task_tolerance' in response.error_code.message
             assert timeout <= took < timeout + 0.25
             assert len(response.solution.joint_state.position) == 5   # the best answer
@@ -140,7 +131,7 @@ def test_search_finds_a_solution_the_optimum_misses(planar3_node):
             Solve, 'solve', Solve.Request(task=[float(x)])).success]
         assert missed, 'the optimum met the tolerance everywhere: nothing to search for'
         found = [x for x in missed if compute_ik(planar3_node, ik_request(
-            float(x), timeout=0.2)).error_code.val == code('SUCCESS')]
+            float(x), timeout=0.2)).error_code.val == moveit_code('SUCCESS')]
         assert found, f'no search succeeded on {missed}'
     finally:
         assert all(r.successful for r in planar3_node.set(refine=True, task_tolerance=0.005))
@@ -148,21 +139,21 @@ def test_search_finds_a_solution_the_optimum_misses(planar3_node):
 
 def test_empty_robot_state_without_joint_states_solves_unseeded(planar3_node):
     response = compute_ik(planar3_node, ik_request(0.2, names=[], positions=[]))
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
     assert list(response.solution.joint_state.name) == JOINTS
 
 
 def test_empty_robot_state_with_joint_states_is_served(planar3_node):
     from sensor_msgs.msg import JointState
 
-    from loink_ros.core.problems.planar3 import Planar3Problem
+    from loink_ros.core.problems.arms.planar3 import Planar3Problem
     name = planar3_node.name.rsplit('/', 1)[0] + '/joint_states'
     states = planar3_node.calls.node.create_publisher(JointState, name, 10)
     for _ in range(20):
         states.publish(JointState(name=['gripper', *JOINTS], position=[0.0, 0.1, -0.2, 0.3]))
         time.sleep(0.05)
     response = compute_ik(planar3_node, ik_request(0.25, names=[], positions=[]))
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
     state = response.solution.joint_state
     assert list(state.name) == JOINTS
     assert Planar3Problem().task(np.array(state.position))[0, 0] == pytest.approx(0.25, abs=1e-6)

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from node_requests import compute_ik, moveit_code
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec('moveit_msgs') is None,
                                 reason='moveit_msgs is not installed (set-up builds it from '
@@ -24,7 +25,7 @@ NAN = float('nan')
 
 @pytest.fixture(scope='module')
 def robot():
-    from loink_ros.core.problems.planar3 import Planar3Problem
+    from loink_ros.core.problems.arms.planar3 import Planar3Problem
     return Planar3Problem()
 
 
@@ -42,19 +43,9 @@ def ik_request(x=0.2, group=GROUP, link='tip', frame='base_link', names=ROBOT_JO
     return request
 
 
-def compute_ik(node, request):
-    from moveit_msgs.srv import GetPositionIK
-    return node.call(GetPositionIK, 'compute_ik', request)
-
-
-def code(name):
-    from moveit_msgs.msg import MoveItErrorCodes
-    return getattr(MoveItErrorCodes, name)
-
-
 def test_solves_the_group_and_echoes_the_rest(planar3_node, robot):
     response = compute_ik(planar3_node, ik_request(0.2))
-    assert response.error_code.val == code('SUCCESS') and response.error_code.source == 'loink'
+    assert response.error_code.val == moveit_code('SUCCESS') and response.error_code.source == 'loink'
     state = response.solution.joint_state
     assert list(state.name) == ROBOT_JOINTS
     assert (state.position[0], state.position[4]) == (0.25, -0.04)
@@ -63,7 +54,7 @@ def test_solves_the_group_and_echoes_the_rest(planar3_node, robot):
 
 @pytest.mark.parametrize('frame', ['', 'base_link', '/base_link'])
 def test_base_frame_spellings(planar3_node, frame):
-    assert compute_ik(planar3_node, ik_request(frame=frame)).error_code.val == code('SUCCESS')
+    assert compute_ik(planar3_node, ik_request(frame=frame)).error_code.val == moveit_code('SUCCESS')
 
 
 def test_seed_only_warm_starts(planar3_node):
@@ -90,15 +81,15 @@ BAD = {
 def test_bad_request_gets_its_code_then_served(planar3_node, case):
     fields, expected = BAD[case]
     response = compute_ik(planar3_node, ik_request(**fields))
-    assert response.error_code.val == code(expected) and response.error_code.message
-    assert compute_ik(planar3_node, ik_request()).error_code.val == code('SUCCESS')
+    assert response.error_code.val == moveit_code(expected) and response.error_code.message
+    assert compute_ik(planar3_node, ik_request()).error_code.val == moveit_code('SUCCESS')
 
 
 def test_multi_tip_request_is_refused(planar3_node):
     request = ik_request()
     request.ik_request.ik_link_names = ['tip']
     request.ik_request.pose_stamped_vector = [request.ik_request.pose_stamped]
-    assert compute_ik(planar3_node, request).error_code.val == code('INVALID_LINK_NAME')
+    assert compute_ik(planar3_node, request).error_code.val == moveit_code('INVALID_LINK_NAME')
 
 
 def test_timed_out_above_task_tolerance(planar3_node):
@@ -106,11 +97,11 @@ def test_timed_out_above_task_tolerance(planar3_node):
     assert all(r.successful for r in planar3_node.set(refine=False, task_tolerance=1e-12))
     try:
         response = compute_ik(planar3_node, ik_request(0.3))
-        assert response.error_code.val == code('TIMED_OUT')
+        assert response.error_code.val == moveit_code('TIMED_OUT')
         assert 'task_tolerance' in response.error_code.message
     finally:
         assert all(r.successful for r in planar3_node.set(refine=True, task_tolerance=0.005))
-    assert compute_ik(planar3_node, ik_request(0.3)).error_code.val == code('SUCCESS')
+    assert compute_ik(planar3_node, ik_request(0.3)).error_code.val == moveit_code('SUCCESS')
 
 
 def test_panda_arm_request(panda_node):
@@ -134,7 +125,7 @@ def test_panda_arm_request(panda_node):
         point = request.ik_request.pose_stamped.pose.position
         point.x, point.y, point.z = map(float, target)
         response = compute_ik(panda_node, request)
-        assert response.error_code.val == code('SUCCESS'), response.error_code.message
+        assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
         state = response.solution.joint_state
         assert list(state.name) == names and list(state.position[7:]) == [0.04, 0.04]
         reached = panda.task(np.array(state.position[:7]))[0]
@@ -149,7 +140,7 @@ def test_positions_beyond_the_reach_get_no_ik_solution_at_once(panda_node, case)
     import time
 
     from loink_msgs.srv import GetModelInfo
-    from loink_ros.core.problems.reach import reach
+    from loink_ros.core.problems.arms.reach import reach
     from loink_ros.core.problems.registry import make_problem
     info = panda_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
     panda = make_problem('panda')
@@ -166,12 +157,12 @@ def test_positions_beyond_the_reach_get_no_ik_solution_at_once(panda_node, case)
     response = compute_ik(panda_node, request)
     assert time.monotonic() - began < 0.5
     message = response.error_code.message
-    assert response.error_code.val == code('NO_IK_SOLUTION'), message
+    assert response.error_code.val == moveit_code('NO_IK_SOLUTION'), message
     assert f'pose of panda_link8 puts panda_hand {math.hypot(*position):.3g} m from ' \
         f"{info.base_frame}, beyond the arm's reach (at most 1.19 m" in message
     point.x, point.y, point.z = map(float, panda.task(panda.example_configuration())[0])
     response = compute_ik(panda_node, request)
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
 
 
 # A hand position by the base where the Panda model's optimum has the fingers on link 1.
@@ -181,7 +172,7 @@ COLLIDING_OPTIMUM = (0.1611, -0.0153, 0.159)
 @pytest.mark.parametrize('avoid', [True, False])
 def test_avoid_collisions_takes_the_next_free_sample(panda_node, avoid):
     from loink_msgs.srv import GetModelInfo
-    from loink_ros.core.problems.panda import PandaProblem
+    from loink_ros.core.problems.arms.panda import PandaProblem
     info = panda_node.call(GetModelInfo, 'get_model_info', GetModelInfo.Request())
     panda = PandaProblem()
     request = ik_request(group='panda_arm', link='panda_hand', frame=info.base_frame,
@@ -192,7 +183,7 @@ def test_avoid_collisions_takes_the_next_free_sample(panda_node, avoid):
     point = request.ik_request.pose_stamped.pose.position
     point.x, point.y, point.z = COLLIDING_OPTIMUM
     response = compute_ik(panda_node, request)
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
     q = np.array(response.solution.joint_state.position)
     assert np.linalg.norm(panda.task(q)[0] - COLLIDING_OPTIMUM) < 1e-6
     assert bool(panda.self_collisions(q)) is not avoid

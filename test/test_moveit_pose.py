@@ -6,6 +6,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import BEYOND
+from node_requests import compute_ik, moveit_code, set_pose
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec('moveit_msgs') is None,
                                 reason='moveit_msgs is not installed (set-up builds it from '
@@ -31,30 +32,16 @@ def reachable(panda, count, seed):
 
 def pose_request(position, rotation, link='panda_hand', seed=None, timeout=0.0):
     from moveit_msgs.srv import GetPositionIK
-
-    from loink_ros.core.problems.rotation_chart import matrix_quaternion
     request = GetPositionIK.Request()
     ik = request.ik_request
     ik.group_name, ik.ik_link_name, ik.avoid_collisions = 'panda_arm', link, True
     ik.pose_stamped.header.frame_id = 'panda_link0'
-    p, o = ik.pose_stamped.pose.position, ik.pose_stamped.pose.orientation
-    p.x, p.y, p.z = map(float, position)
-    o.x, o.y, o.z, o.w = map(float, matrix_quaternion(rotation))
+    set_pose(ik.pose_stamped.pose, position, rotation)
     if seed is not None:
         ik.robot_state.joint_state.name = [f'panda_joint{i}' for i in range(1, 8)] + FINGERS
         ik.robot_state.joint_state.position = list(map(float, seed)) + [0.01, 0.01]
     ik.timeout.nanosec = int(timeout * 1e9)
     return request
-
-
-def compute_ik(node, request):
-    from moveit_msgs.srv import GetPositionIK
-    return node.call(GetPositionIK, 'compute_ik', request)
-
-
-def code(name):
-    from moveit_msgs.msg import MoveItErrorCodes
-    return getattr(MoveItErrorCodes, name)
 
 
 def solved(response):
@@ -65,7 +52,7 @@ def test_full_poses_are_reached_exactly_inside_limits_and_free(node, panda):
     for q in reachable(panda, 8, 31):
         position, rotation = panda.tip_pose(q)
         response = compute_ik(node, pose_request(position, rotation))
-        assert response.error_code.val == code('SUCCESS'), response.error_code.message
+        assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
         answer = solved(response)
         reached, turned = panda.tip_pose(answer)
         assert np.linalg.norm(reached - position) <= 1e-5
@@ -81,7 +68,7 @@ def test_a_link_fixed_to_the_hand_is_served_with_its_own_pose(node, panda):
     pin.framesForwardKinematics(panda.model, panda.data, q)
     placement = panda.data.oMf[link8]
     response = compute_ik(node, pose_request(placement.translation, placement.rotation, 'panda_link8'))
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
     pin.framesForwardKinematics(panda.model, panda.data, solved(response))
     reached = panda.data.oMf[link8]
     assert np.linalg.norm(pin.log6(reached.actInv(placement)).vector) <= 1e-4
@@ -96,10 +83,10 @@ def test_an_unsolvable_pose_in_reach_times_out_within_its_timeout(node):
     import time
     began = time.monotonic()
     response = compute_ik(node, pose_request(*UNSOLVABLE, timeout=0.02))
-    assert response.error_code.val == code('TIMED_OUT')
+    assert response.error_code.val == moveit_code('TIMED_OUT')
     assert 'pose error' in response.error_code.message
     assert time.monotonic() - began < 2.0
-    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
+    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == moveit_code('SUCCESS')
 
 
 @pytest.mark.parametrize('position_only', [False, True])
@@ -119,11 +106,11 @@ def test_poses_beyond_the_reach_get_no_ik_solution_at_once(node, reach_bound, ca
     finally:
         assert all(r.successful for r in node.set(position_only_ik=False))
     message = response.error_code.message
-    assert response.error_code.val == code('NO_IK_SOLUTION'), message
+    assert response.error_code.val == moveit_code('NO_IK_SOLUTION'), message
     assert f"pose {math.hypot(*position):.3g} m from panda_link0, beyond the arm's reach " \
         '(at most 1.19 m' in message
     assert elapsed < 0.5, elapsed
-    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
+    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == moveit_code('SUCCESS')
 
 
 def reachable_pose(node):
@@ -141,7 +128,7 @@ def test_joint_constraints_are_honoured(node, panda):
         joint_name='panda_joint1', position=float(q[0]), tolerance_above=0.05,
         tolerance_below=0.05, weight=1.0)]
     response = compute_ik(node, request)
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
     assert abs(solved(response)[0] - q[0]) <= 0.05 + 1e-12
 
 
@@ -162,7 +149,7 @@ def test_unusable_constraints_get_a_clear_code(node, kind):
         constraints.position_constraints = [PositionConstraint(link_name='panda_hand')]
         expected, words = 'INVALID_GOAL_CONSTRAINTS', 'position constraints are not supported'
     response = compute_ik(node, request)
-    assert response.error_code.val == code(expected)
+    assert response.error_code.val == moveit_code(expected)
     assert words in response.error_code.message
 
 
@@ -176,7 +163,7 @@ def test_seed_consistency_keeps_the_answer_near_the_seed(node, panda):
         near = compute_ik(node, pose_request(position, rotation, seed=seed))
     finally:
         assert all(r.successful for r in node.set(seed_consistency=0.0))
-    assert near.error_code.val == code('SUCCESS'), near.error_code.message
+    assert near.error_code.val == moveit_code('SUCCESS'), near.error_code.message
     assert np.linalg.norm(solved(near) - seed) <= np.linalg.norm(optimal - seed) + 1e-9
     assert np.linalg.norm(solved(near) - seed) < 0.2
 
@@ -190,7 +177,7 @@ def test_position_only_ik_leaves_the_orientation_free(node, panda):
         response = compute_ik(node, pose_request(position, upside))
     finally:
         assert all(r.successful for r in node.set(position_only_ik=False))
-    assert response.error_code.val == code('SUCCESS'), response.error_code.message
+    assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
     assert np.linalg.norm(panda.tip_pose(solved(response))[0] - position) <= 1e-5
 
 
@@ -203,6 +190,6 @@ def test_a_pose_that_is_no_pose_is_no_ik_solution(node, bad):
     else:
         pose.orientation.x = pose.orientation.y = pose.orientation.z = pose.orientation.w = 0.0
     response = compute_ik(node, request)
-    assert response.error_code.val == code('NO_IK_SOLUTION')
+    assert response.error_code.val == moveit_code('NO_IK_SOLUTION')
     assert ('NaN' in response.error_code.message) == (bad == 'nan')
-    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == code('SUCCESS')
+    assert compute_ik(node, pose_request(*reachable_pose(node))).error_code.val == moveit_code('SUCCESS')

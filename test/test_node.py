@@ -24,7 +24,7 @@ STREAM_REPLY = 5.0
 
 @pytest.fixture(scope='module')
 def robot():
-    from loink_ros.core.problems.planar3 import Planar3Problem
+    from loink_ros.core.problems.arms.planar3 import Planar3Problem
     return Planar3Problem()
 
 
@@ -372,7 +372,7 @@ def test_unusable_model_stops_start_up(tmp_path, content):
 
 def test_bench_against_the_running_node(planar3_node):
     # `loink bench node --namespace NS` on this module's node, with few requests.
-    from loink_ros.tools.bench_node import bench
+    from loink_ros.tools.bench.node import bench
     namespace = planar3_node.name.rsplit('/', 1)[0]
     result = bench(planar3_node.calls, namespace, count=16, seed=0)
     moveit = importlib.util.find_spec('moveit_msgs') is not None

@@ -5,7 +5,7 @@ import pinocchio as pin
 import pytest
 
 from loink_ros.baselines.reference_optimizer import reference_optimum
-from loink_ros.core.problems.panda import FLOOR_Z, PandaProblem, panda_urdf
+from loink_ros.core.problems.arms.panda import FLOOR_Z, PandaProblem, panda_urdf
 from loink_ros.core.problems.registry import make_problem
 
 HELD_OUT_SEED = 2024  # training data used seed 0
@@ -78,7 +78,7 @@ def test_reference_optimiser_finds_a_cheaper_feasible_posture(problem):
 def shipped(problem):
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.core.runtime.solver import LOInKSolver
-    from loink_ros.tools.targets import reachable_targets
+    from loink_ros.tools.bench.targets import reachable_targets
     model = load_model('panda')
     targets = reachable_targets(problem, model, N_TARGETS, np.random.default_rng(HELD_OUT_SEED))
     return LOInKSolver(model, problem), targets

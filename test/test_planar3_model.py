@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from loink_ros.core.problems.planar3 import Planar3Problem
+from loink_ros.core.problems.arms.planar3 import Planar3Problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
-from loink_ros.tools.bench_planar3 import ground_truth
+from loink_ros.tools.bench.planar3 import ground_truth
 
 
 @pytest.fixture(scope='module')

@@ -4,8 +4,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from loink_ros.core.problems import rotation_chart
-from loink_ros.core.problems.panda import HAND_DOWN
+from loink_ros.core.problems.arms import rotation_chart
+from loink_ros.core.problems.arms.panda import HAND_DOWN
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, converge, pose_error, refine_pose
 

@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import BEYOND
+from node_requests import loink_code, set_pose, solve_pose
 
 from loink_ros.core.problems.registry import make_problem
 
@@ -20,13 +21,10 @@ def panda():
 def request(position, rotation, **fields):
     """A SolvePose request for `position` (m) and `rotation` (3 x 3) in panda_link0."""
     from loink_msgs.srv import SolvePose
-    from loink_ros.core.problems.rotation_chart import matrix_quaternion
     frame = fields.pop('frame', 'panda_link0')
     msg = SolvePose.Request(**fields)
     msg.pose.header.frame_id = frame
-    p, o = msg.pose.pose.position, msg.pose.pose.orientation
-    p.x, p.y, p.z = map(float, position)
-    o.x, o.y, o.z, o.w = map(float, matrix_quaternion(rotation))
+    set_pose(msg.pose.pose, position, rotation)
     return msg
 
 
@@ -35,21 +33,11 @@ def seconds(value):
     return Duration(sec=int(value), nanosec=round(value % 1 * 1e9))
 
 
-def call(node, msg):
-    from loink_msgs.srv import SolvePose
-    return node.call(SolvePose, 'solve_pose', msg)
-
-
-def code(name):
-    from loink_msgs.msg import ErrorCode
-    return getattr(ErrorCode, name)
-
-
 def test_ranked_answers_reach_the_pose_cheapest_first(panda_full_node, panda):
     q = panda.sample_collision_free(1, np.random.default_rng(41))[0]
     position, rotation = panda.tip_pose(q)
-    response = call(panda_full_node, request(position, rotation, count=4, avoid_collisions=True))
-    assert response.success and response.error_code == code('SUCCESS'), response.message
+    response = solve_pose(panda_full_node, request(position, rotation, count=4, avoid_collisions=True))
+    assert response.success and response.error_code == loink_code('SUCCESS'), response.message
     assert 1 <= len(response.solutions) <= 4
     assert len(response.rotation_errors) == len(response.solutions)
     costs = [s.cost for s in response.solutions]
@@ -61,10 +49,10 @@ def test_ranked_answers_reach_the_pose_cheapest_first(panda_full_node, panda):
         assert np.linalg.norm(pin.log3(turned.T @ rotation)) <= 1e-4
         assert np.all(answer >= panda.lower) and np.all(answer <= panda.upper)
         assert not panda.self_collisions(answer)
-    again = call(panda_full_node, request(position, rotation, count=4, avoid_collisions=True))
+    again = solve_pose(panda_full_node, request(position, rotation, count=4, avoid_collisions=True))
     assert [s.joint_state.position for s in again.solutions] == \
         [s.joint_state.position for s in response.solutions]
-    fresh = call(panda_full_node, request(position, rotation, count=2, attempt=3))
+    fresh = solve_pose(panda_full_node, request(position, rotation, count=2, attempt=3))
     assert fresh.success and len(fresh.solutions) >= 1
 
 
@@ -72,7 +60,7 @@ def test_a_narrowed_joint_range_is_kept(panda_full_node, panda):
     q = panda.sample_collision_free(1, np.random.default_rng(42))[0]
     lower, upper = panda.lower.copy(), panda.upper.copy()
     lower[1], upper[1] = q[1] - 0.05, q[1] + 0.05
-    response = call(panda_full_node, request(*panda.tip_pose(q), count=3,
+    response = solve_pose(panda_full_node, request(*panda.tip_pose(q), count=3,
                                              joint_lower=lower.tolist(), joint_upper=upper.tolist()))
     assert response.success, response.message
     for solution in response.solutions:
@@ -106,10 +94,10 @@ def test_bad_requests_get_a_clear_code_and_the_node_serves_on(panda_full_node, p
         msg.joint_lower, msg.joint_upper = [0.0] * 6, [1.0] * 6
     else:
         msg = request(*UNSOLVABLE, timeout=seconds(0.02))
-    response = call(panda_full_node, msg)
-    assert not response.success and response.error_code == code(expected), response.message
+    response = solve_pose(panda_full_node, msg)
+    assert not response.success and response.error_code == loink_code(expected), response.message
     assert response.message
-    assert call(panda_full_node, request(position, rotation)).success
+    assert solve_pose(panda_full_node, request(position, rotation)).success
 
 
 @pytest.mark.parametrize('position_only', [False, True])
@@ -119,14 +107,14 @@ def test_poses_beyond_the_reach_are_refused_at_once(panda_full_node, panda, reac
     position = BEYOND[case](reach_bound)
     msg = request(position, np.eye(3), timeout=seconds(1.0), position_only=position_only)
     began = time.monotonic()
-    response = call(panda_full_node, msg)
+    response = solve_pose(panda_full_node, msg)
     elapsed = time.monotonic() - began
-    assert response.error_code == code('POSE_UNREACHABLE'), response.message
+    assert response.error_code == loink_code('POSE_UNREACHABLE'), response.message
     assert not response.success and not response.solutions and not response.rotation_errors
     assert "from panda_link0, beyond the arm's reach (at most 1.19 m" in response.message
     assert f'pose {math.hypot(*position):.3g} m' in response.message
     assert elapsed < 0.5, elapsed  # the timeout is 1 s: no search ran
-    assert call(panda_full_node, request(*panda.tip_pose(panda.example_configuration()))).success
+    assert solve_pose(panda_full_node, request(*panda.tip_pose(panda.example_configuration()))).success
 
 
 def test_a_pose_of_another_link_is_checked_as_the_hand_it_puts_there(panda_full_node, panda):
@@ -134,16 +122,16 @@ def test_a_pose_of_another_link_is_checked_as_the_hand_it_puts_there(panda_full_
     tcp is 0.1034 m along the hand's z)."""
     pointing_back = pin.rpy.rpyToMatrix(0.0, -np.pi / 2, 0.0)
     msg = request([5.0, 0.0, 0.0], pointing_back, link='panda_hand_tcp', timeout=seconds(1.0))
-    response = call(panda_full_node, msg)
-    assert response.error_code == code('POSE_UNREACHABLE'), response.message
+    response = solve_pose(panda_full_node, msg)
+    assert response.error_code == loink_code('POSE_UNREACHABLE'), response.message
     assert 'pose of panda_hand_tcp puts panda_hand 5.1 m from panda_link0' in response.message
 
 
 def test_a_pose_just_inside_the_reach_is_searched(panda_full_node, reach_bound):
     """1 mm inside the bound: maybe reachable, so not refused (the search decides)."""
-    response = call(panda_full_node, request([0.0, 0.0, reach_bound - 1e-3], np.eye(3),
+    response = solve_pose(panda_full_node, request([0.0, 0.0, reach_bound - 1e-3], np.eye(3),
                                              timeout=seconds(0.02)))
-    assert response.error_code != code('POSE_UNREACHABLE'), response.message
+    assert response.error_code != loink_code('POSE_UNREACHABLE'), response.message
 
 
 @pytest.mark.parametrize('scale', [1e300, 1e-300])
@@ -152,10 +140,10 @@ def test_a_quaternion_of_any_length_is_its_rotation(panda_full_node, panda, scal
     msg = request(position, rotation)
     o = msg.pose.pose.orientation
     o.x, o.y, o.z, o.w = o.x * scale, o.y * scale, o.z * scale, o.w * scale
-    response = call(panda_full_node, msg)
+    response = solve_pose(panda_full_node, msg)
     assert response.success, response.message
 
 
 def test_models_without_the_whole_tip_position_refuse(planar3_node):
-    response = call(planar3_node, request([0.2, 0.0, 0.5], np.eye(3), frame='base_link'))
-    assert response.error_code == code('POSE_NOT_SERVED') and 'tip_x' in response.message
+    response = solve_pose(planar3_node, request([0.2, 0.0, 0.5], np.eye(3), frame='base_link'))
+    assert response.error_code == loink_code('POSE_NOT_SERVED') and 'tip_x' in response.message

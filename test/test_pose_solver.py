@@ -56,7 +56,7 @@ def test_held_out_poses_are_solved_exactly(name):
 
 def test_second_arm_answers_are_near_cost_optimal_on_held_out_poses():
     """The xArm7 model's answers against a 64-start reference on held-out poses."""
-    from loink_ros.tools.bench_pose import reference
+    from loink_ros.tools.bench.pose import reference
     solver = pose_solver('xarm7_full')
     problem = solver.problem
     rng = np.random.default_rng(1)

@@ -8,9 +8,10 @@ import time
 
 import numpy as np
 import pytest
+from node_requests import set_pose
 
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import make_problem
-from loink_ros.core.problems.velocity_limits import velocity_limits
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 
 REPLY_S = 10.0
@@ -45,13 +46,9 @@ def stream(panda_full_node):
 
 def pose_msg(position, rotation, sec, frame='panda_link0'):
     from geometry_msgs.msg import PoseStamped
-
-    from loink_ros.core.problems.rotation_chart import matrix_quaternion
     msg = PoseStamped()
     msg.header.stamp.sec, msg.header.frame_id = sec, frame
-    p, o = msg.pose.position, msg.pose.orientation
-    p.x, p.y, p.z = (float(v) for v in position)
-    o.x, o.y, o.z, o.w = (float(v) for v in matrix_quaternion(rotation))
+    set_pose(msg.pose, position, rotation)
     return msg
 
 

@@ -163,8 +163,8 @@ def test_a_path_through_a_wrist_singularity_stays_continuous(panda):
     """The bench's singular path (the wrist's middle joint at 0 at its knots, the pose
     Jacobian's smallest singular value <= 1e-4): every step within the URDF's velocity
     limits, no branch flip, inside the limits; on target away from the singularity."""
-    from loink_ros.core.problems.velocity_limits import velocity_limits
-    from loink_ros.tools.stream_paths import paths
+    from loink_ros.core.problems.arms.velocity_limits import velocity_limits
+    from loink_ros.tools.bench.stream_paths import paths
     problem, pose_solver = panda
     path = paths(problem, 'singular', 1, duration_s=2.0)[0]
     assert path.min_singular_value <= 1e-4

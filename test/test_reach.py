@@ -1,13 +1,13 @@
-"""core/problems/reach.py in process: the certified reach is an upper bound of every
+"""core/problems/arms/reach.py in process: the certified reach is an upper bound of every
 configuration's distance from the base origin, close to the largest one, for the tip and the
 links rigid with it; far poses are caught, near ones are not."""
 
 import numpy as np
 import pytest
 
-from loink_ros.core.problems import reach as reach_module
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.reach import ReachBound, reach
+from loink_ros.core.problems.arms import reach as reach_module
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.reach import ReachBound, reach
 from loink_ros.core.problems.registry import make_problem
 
 

@@ -7,7 +7,7 @@ import pytest
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import EXACT_TOL, LOInKSolver
-from loink_ros.tools.targets import reachable_targets
+from loink_ros.tools.bench.targets import reachable_targets
 
 TARGETS = 40
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from background import Background
 
-from loink_ros.core.problems.example_robots import robot_file
+from loink_ros.core.problems.arms.example_robots import robot_file
 
 UR5 = robot_file('ur_description/urdf/ur5_robot.urdf')
 # A CI-sized run of the whole command: a few thousand samples, a few epochs.

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import yaml
 
-from loink_ros.core.problems.described_arm import DescribedArmProblem
-from loink_ros.core.problems.example_robots import robot_file
-from loink_ros.core.problems.kinematic_problem import CONTINUOUS_RANGE
-from loink_ros.core.problems.robot_spec import SpecError, load_spec
-from loink_ros.core.problems.symbolic_chain import SymbolicChain
-from loink_ros.tools.robot_init import init_description
-from loink_ros.tools.robot_train import described_problem
+from loink_ros.core.problems.arms.described_arm import DescribedArmProblem
+from loink_ros.core.problems.arms.example_robots import robot_file
+from loink_ros.core.problems.arms.kinematic_problem import CONTINUOUS_RANGE
+from loink_ros.core.problems.arms.robot_spec import SpecError, load_spec
+from loink_ros.core.problems.arms.symbolic_chain import SymbolicChain
+from loink_ros.tools.robot.init import init_description
+from loink_ros.tools.robot.train import described_problem
 
 UR5 = robot_file('ur_description/urdf/ur5_robot.urdf')
 JACO2 = robot_file('kinova_description/robots/kinova.urdf')
@@ -115,7 +115,7 @@ def test_every_cost_term_matches_its_casadi_form_and_gradient(tmp_path):
 
 
 def test_the_stored_description_rebuilds_the_same_cost(tmp_path):
-    from loink_ros.core.problems.robot_spec import spec_from_dict
+    from loink_ros.core.problems.arms.robot_spec import spec_from_dict
     problem = DescribedArmProblem(load_spec(described(
         tmp_path, JACO2, 'j2s6s200_link_base', 'j2s6s200_end_effector', cost=EVERY_TERM)))
     stored = problem.metadata()['description']
@@ -191,7 +191,7 @@ def test_the_polish_finds_the_local_optimum_slsqp_finds_from_the_same_start(tmp_
 def test_the_documented_descriptions_load_beside_their_example_urdf(tmp_path, name, urdf):
     from pathlib import Path
 
-    from loink_ros.tools.robot_init import copy_example_urdf
+    from loink_ros.tools.robot.init import copy_example_urdf
     docs = Path(__file__).resolve().parents[1] / 'docs' / 'robots'
     (tmp_path / f'{name}.yaml').write_text((docs / f'{name}.yaml').read_text())
     copy_example_urdf(urdf, tmp_path / f'{name}.urdf')

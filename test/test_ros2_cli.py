@@ -147,7 +147,7 @@ def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
         stop(node, line)
 
 
-# The markdown files that show ros2 commands (README.md, docs/NODE.md, ...).
+# The markdown files that show ros2 commands (README.md, docs/SETUP.md, docs/NODE.md, ...).
 DOCUMENTS = [path for path in [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
              if documented_lines(path)]
 

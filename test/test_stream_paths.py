@@ -1,4 +1,4 @@
-"""The pose-streaming bench's paths (tools/stream_paths.py), the URDF velocity limits and the
+"""The pose-streaming bench's paths (tools/bench/stream_paths.py), the URDF velocity limits and the
 stream baselines (baselines/stream_baselines.py), on short paths."""
 import json
 import subprocess
@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from loink_ros.baselines.stream_baselines import TrackingPink, TrackingTracIk
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.posture_arm import PostureArmProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.posture_arm import PostureArmProblem
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import problem_for_model
-from loink_ros.core.problems.velocity_limits import velocity_limits
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
-from loink_ros.tools.stream_paths import OUTSIDE_REACH, RAMP_SHARE, SINGULAR_SIGMA, paths
+from loink_ros.tools.bench.stream_paths import OUTSIDE_REACH, RAMP_SHARE, SINGULAR_SIGMA, paths
 
 ADAPTER_TIMEOUT_S = 0.05   # TRAC-IK in the adapter tests (below)
 RATE_HZ = 1000.0
@@ -139,7 +139,7 @@ def test_pink_steps_within_the_joint_and_velocity_limits(panda, panda_path):
 def test_the_stream_bench_judges_every_method_on_the_same_paths():
     """`loink bench stream` on one short path of each kind: every method judged; LOInK's
     steps within the velocity limits (no flip, no violation), inside the joint limits."""
-    from loink_ros.tools import bench_stream
+    from loink_ros.tools.bench import stream as bench_stream
     report = bench_stream.run('panda', smooth=1, duration_s=0.3)
     assert report['paths'] == {'smooth': 1, 'singular': 1, 'unreachable': 1}
     methods = report['methods']

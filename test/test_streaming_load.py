@@ -26,7 +26,7 @@ def tasks():
 
 @pytest.mark.parametrize('rate', [20.0, 100.0])
 def test_stream_under_cpu_load(panda_node, tasks, rate):
-    from loink_ros.tools.bench_node import cpu_load, stream_figures
+    from loink_ros.tools.bench.node import cpu_load, stream_figures
     with cpu_load(BUSY):
         figures = stream_figures(panda_node.calls, panda_node.name, tasks, rate)
     counts = figures['node_counts']

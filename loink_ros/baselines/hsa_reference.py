@@ -2,7 +2,7 @@
 effector at a target pose, by IPOPT (through CasADi, exact derivatives) from several starts.
 
 The program (twists and strains, the statics and the pose as scaled equality constraints)
-is core/problems/hsa_least_effort.py's, the one the runtime's refinement solves locally. An
+is core/problems/hsa/least_effort.py's, the one the runtime's refinement solves locally. An
 answer counts when its twists, re-solved by the simulator, reach the target within
 `POSE_TOLERANCE`.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loink_ros.core.problems.hsa import HsaProblem
-from loink_ros.core.problems.hsa_least_effort import HsaLeastEffort
+from loink_ros.core.problems.hsa.least_effort import HsaLeastEffort
+from loink_ros.core.problems.hsa.problem import HsaProblem
 
 POSE_TOLERANCE = (1e-6, 1e-6)   # m, rad
 STARTS = 8

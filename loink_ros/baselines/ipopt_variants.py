@@ -23,7 +23,7 @@ import numpy as np
 
 from loink_ros.baselines.magneto_ipopt import MagnetoIpopt
 from loink_ros.baselines.magneto_reduced_ipopt import MagnetoReducedIpopt
-from loink_ros.core.problems.magneto import MagnetoProblem
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
 
 SAME_COST = 1e-6          # relative J gap to the reference that counts as the same optimum
 QUALIFY_FRACTION = 0.99   # ... on at least this share of the targets

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loink_ros.core.problems.magneto import MagnetoProblem
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
 
 SUCCESS = ('Solve_Succeeded', 'Solved_To_Acceptable_Level')
 QUIET = {'ipopt.print_level': 0, 'print_time': False, 'ipopt.sb': 'yes'}

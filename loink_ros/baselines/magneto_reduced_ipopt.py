@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from loink_ros.baselines.magneto_ipopt import CompiledNlp, IpoptResult, gimbal_rows_needed, result_of
-from loink_ros.core.problems.magneto import MagnetoProblem
-from loink_ros.core.problems.magneto_backends import casadi_ops
+from loink_ros.core.problems.backends import casadi_ops
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
 
 N_POSE = 5   # x, y, yaw, roll, pitch; the height is the task's
 

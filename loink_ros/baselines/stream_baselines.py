@@ -17,9 +17,9 @@ import numpy as np
 import pinocchio as pin
 
 from loink_ros.baselines.trac_ik import TracIk
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.rotation_chart import matrix_quaternion
-from loink_ros.core.problems.velocity_limits import velocity_limits
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 
 # TRAC-IK's time per step: one step of a 1 kHz stream.
 STEP_TIMEOUT_S = 1e-3

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 
 MODES = ('Speed', 'Distance', 'Manip1', 'Manip2')
 # TRAC-IK's README benchmark settings: 5 ms per solve, 1e-5 tolerance.

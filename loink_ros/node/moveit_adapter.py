@@ -7,7 +7,7 @@ lowest-cost one found (plus seed_consistency ||q - seed||^2 when that weight is 
 the joint limits narrowed by the request's joint constraints, checked by forward kinematics,
 and free of self-collision when avoid_collisions is set and the robot has an SRDF.
 ik_request.timeout (else ik_timeout) is the deadline of its random-restart fallback; a pose
-beyond the arm's certified reach (core/problems/reach.py) is NO_IK_SOLUTION at once.
+beyond the arm's certified reach (core/problems/arms/reach.py) is NO_IK_SOLUTION at once.
 Position, orientation and visibility constraints are refused (INVALID_GOAL_CONSTRAINTS).
 
 Models whose task is only some axes of the tip position (planar3: x) are position-only: those
@@ -28,7 +28,7 @@ from moveit_msgs.srv import GetPositionIK
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from sensor_msgs.msg import JointState
 
-from loink_ros.core.problems.kinematic_problem import CHART_AXES, KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import CHART_AXES, KinematicProblem
 from loink_ros.core.runtime.errors import SolverError
 from loink_ros.core.runtime.pose_solver import PoseAnswer, PoseRequest, PoseSolver
 from loink_ros.core.runtime.requests import MAX_SPREAD

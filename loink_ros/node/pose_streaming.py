@@ -19,7 +19,7 @@ from rclpy.publisher import Publisher
 from rclpy.subscription import MessageInfo
 
 from loink_msgs.msg import PoseTracking
-from loink_ros.core.problems.velocity_limits import velocity_limits
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
 from loink_ros.core.runtime.pose_tracker import PoseTracker

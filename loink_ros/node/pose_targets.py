@@ -6,8 +6,8 @@ import math
 import numpy as np
 from geometry_msgs.msg import Pose
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.rotation_chart import quaternion_matrix
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.rotation_chart import quaternion_matrix
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver

@@ -13,7 +13,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.wait_for_message import wait_for_message
 from std_msgs.msg import String
 
-from loink_ros.core.problems.kinematic_problem import urdf_joint_limits
+from loink_ros.core.problems.arms.kinematic_problem import urdf_joint_limits
 from loink_ros.core.runtime.model_file import ModelFile
 from loink_ros.node.failures import StartupError
 

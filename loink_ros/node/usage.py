@@ -3,7 +3,7 @@
 import numpy as np
 from rclpy.node import Node
 
-from loink_ros.core.problems.rotation_chart import matrix_quaternion
+from loink_ros.core.problems.arms.rotation_chart import matrix_quaternion
 from loink_ros.core.runtime.solver import LOInKSolver
 
 # `ros2 param set` waits 1 s for the node by default; a ros2 daemon that has just started

@@ -150,34 +150,34 @@ def cmd_track(args) -> None:
 
 def cmd_bench(args) -> None:
     if args.target == 'imports':
-        from loink_ros.tools import bench_imports
+        from loink_ros.tools.bench import imports as bench_imports
         _emit(bench_imports.run(args.tasks or bench_imports.DEFAULT_RUNS), args.json)
         return
     if args.target == 'node':
-        from loink_ros.tools import bench_node
+        from loink_ros.tools.bench import node as bench_node
         _emit(bench_node.run(args.model or 'planar3', args.namespace, args.tasks or 2000,
                              args.seed or 12345, args.load, args.executor, args.stream_pose),
               args.json)
         return
     if args.target == 'fit':
-        from loink_ros.tools import bench_fit
+        from loink_ros.tools.bench import fit as bench_fit
         _emit(bench_fit.run(args.model or 'panda_full', args.tasks or 2000,
                             args.seed or bench_fit.SEED), args.json)
         return
     if args.target == 'pose':
-        from loink_ros.tools import bench_pose
+        from loink_ros.tools.bench import pose as bench_pose
         _emit(bench_pose.run(args.robot, args.tasks or bench_pose.DEFAULT_POSES,
                              args.seed or bench_pose.BENCH_SEED, args.model), args.json)
         return
     if args.target == 'hsa':
-        from loink_ros.tools import bench_hsa
+        from loink_ros.tools.bench import hsa as bench_hsa
         if args.ikflow is None:
             raise SystemExit('bench hsa needs --ikflow STEM (an exported IKFlow model)')
         _emit(bench_hsa.run(args.model or 'hsa', args.ikflow, args.tasks or bench_hsa.DEFAULT_TARGETS,
                             args.seed or bench_hsa.SEED), args.json)
         return
     if args.target == 'stream':
-        from loink_ros.tools import bench_stream
+        from loink_ros.tools.bench import stream as bench_stream
         _emit(bench_stream.run(args.robot, args.tasks or bench_stream.DEFAULT_SMOOTH,
                                args.seconds or bench_stream.DURATION_S,
                                args.seed or bench_stream.SEED, args.model,
@@ -185,18 +185,22 @@ def cmd_bench(args) -> None:
                                baselines=not args.no_baselines), args.json)
         return
     if args.target == 'moveit-plugin':
-        from loink_ros.tools import bench_moveit_plugin
+        from loink_ros.tools.bench import moveit_plugin as bench_moveit_plugin
         _emit(bench_moveit_plugin.run(args.tasks or bench_moveit_plugin.DEFAULT_POSES,
                                       args.seed or bench_moveit_plugin.BENCH_SEED, args.robot,
                                       args.model), args.json)
         return
-    from loink_ros.tools import bench_magneto, bench_panda, bench_planar3, bench_threads, verify_magneto
+    from loink_ros.tools.bench import magneto as bench_magneto
+    from loink_ros.tools.bench import magneto_verify
+    from loink_ros.tools.bench import panda as bench_panda
+    from loink_ros.tools.bench import planar3 as bench_planar3
+    from loink_ros.tools.bench import threads as bench_threads
     if args.target == 'threads':
         _emit(bench_threads.run(args.tasks or 200, args.seed or 12345), args.json)
         return
     benches = {'planar3': (bench_planar3.run, 500),
                'panda': (bench_panda.run, bench_panda.DEFAULT_TASKS),
-               'magneto': (bench_magneto.run, 200), 'magneto-verify': (verify_magneto.run, 40)}
+               'magneto': (bench_magneto.run, 200), 'magneto-verify': (magneto_verify.run, 40)}
     if args.target not in benches:
         raise SystemExit(f'unknown bench {args.target!r}; known: {", ".join(benches)}')
     run, default_tasks = benches[args.target]
@@ -211,30 +215,32 @@ def cmd_design(args) -> None:
 
 def cmd_plot(args) -> None:
     if args.kind == 'hsa':
-        from loink_ros.tools.plot_hsa import plot_hsa
+        from loink_ros.tools.plots.hsa import plot_hsa
         for path in plot_hsa(Path(args.model), args.out):
             print(f'wrote {path}')
         return
     if args.kind == 'stream':
-        from loink_ros.tools.plot_stream import stream_smoothing
+        from loink_ros.tools.plots.stream import stream_smoothing
         _emit(stream_smoothing(_solver(args), args.out), None)
         print(f'wrote {args.out}')
         return
-    from loink_ros.tools import plots
-    plots.PLOTS[args.kind](_solver(args), args.out)
+    from loink_ros.tools.plots.latent import cost_against_spread, latent_space
+    from loink_ros.tools.plots.magneto import magneto_postures
+    plots = {'latent': latent_space, 'spread': cost_against_spread, 'magneto': magneto_postures}
+    plots[args.kind](_solver(args), args.out)
     print(f'wrote {args.out}')
 
 
 def cmd_robot(args) -> None:
-    from loink_ros.core.problems.robot_spec import SpecError
+    from loink_ros.core.problems.arms.robot_spec import SpecError
     from loink_ros.core.training import TrainingDiverged
-    from loink_ros.tools import robot_train
+    from loink_ros.tools.robot import train as robot_train
     try:
         if args.action == 'example':
-            from loink_ros.tools.robot_init import copy_example_urdf
+            from loink_ros.tools.robot.init import copy_example_urdf
             print(f'wrote {copy_example_urdf(args.robot, args.out)}')
         elif args.action == 'init':
-            from loink_ros.tools.robot_init import chain_summary, init_description
+            from loink_ros.tools.robot.init import chain_summary, init_description
             path = init_description(args.urdf, args.base, args.tip, args.out, args.force)
             print(f'wrote {path}: {chain_summary(args.urdf, args.base, args.tip)}')
             print(f'next: loink robot train {path}')

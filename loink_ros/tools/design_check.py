@@ -12,11 +12,11 @@ import numpy as np
 from tqdm import tqdm
 
 from loink_ros.baselines.reference_optimizer import ambiguity_span, reference_optimum
-from loink_ros.core.problems.panda import PandaProblem
-from loink_ros.core.problems.planar3 import Planar3Problem
+from loink_ros.core.problems.arms.panda import PandaProblem
+from loink_ros.core.problems.arms.planar3 import Planar3Problem
 from loink_ros.core.problems.problem import Problem
 from loink_ros.tools.ambiguity import AMBIGUOUS_SPAN
-from loink_ros.tools.bench_planar3 import ground_truth
+from loink_ros.tools.bench.planar3 import ground_truth
 
 PANDA_STARTS = 24
 WIDE = (-np.array([1.2, 2.2, 2.2]), np.array([1.2, 2.2, 2.2]))

@@ -15,7 +15,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pinocchio as pin
 
-from loink_ros.core.problems.example_robots import robot_file
+from loink_ros.core.problems.arms.example_robots import robot_file
 from loink_ros.tools.node_process import node_command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,7 +122,7 @@ def node_script(path: Path, namespace: str) -> Path:
 
 
 def checker_script(path: Path, model: Path) -> Path:
-    """A script that starts loink_ros.tools.self_collision_checker on the model, for the
+    """A script that starts loink_ros.tools.bench.self_collision_checker on the model, for the
     bench's solution callback."""
-    return environment_script(path, [sys.executable, '-m', 'loink_ros.tools.self_collision_checker',
-                                     str(model)])
+    return environment_script(path, [sys.executable, '-m',
+                                     'loink_ros.tools.bench.self_collision_checker', str(model)])

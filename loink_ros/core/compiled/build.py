@@ -19,9 +19,10 @@ from loink_ros.core.problems.problem import Problem
 
 PACKAGE = Path(__file__).resolve().parent
 KERNEL = PACKAGE / 'kernel.c'
-# Sources whose text decides the generated C: the problems and this package.
+# Sources whose text decides the generated C: the problems (every family's subpackage) and
+# this package.
 SOURCES = sorted([*PACKAGE.glob('*.py'), *PACKAGE.glob('*.[ch]'),
-                  *(PACKAGE.parent / 'problems').glob('*.py')])
+                  *(PACKAGE.parent / 'problems').rglob('*.py')])
 # No -ffast-math: the kernel must keep IEEE semantics (NaN checks, the reference's rounding).
 FLAGS = ['-O3', '-fPIC', '-std=c99']
 # For this machine's vector units (~20% faster); dropped if the compiler refuses it. The
@@ -60,7 +61,8 @@ def cache_key(problem: Problem) -> str:
     """Hash of the sources, CasADi's version, the compiler and flags, and the problem."""
     digest = hashlib.sha256()
     for path in SOURCES:
-        digest.update(path.name.encode() + path.read_bytes())
+        # By the path under core/: the families' modules share names (problem.py, ...).
+        digest.update(str(path.relative_to(PACKAGE.parent)).encode() + path.read_bytes())
     digest.update(f'casadi {version("casadi")} {compiler()} {FLAGS} {NATIVE}'.encode())
     digest.update(_cpu().encode())
     digest.update(problem.compile_key().encode())

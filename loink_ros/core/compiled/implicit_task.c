@@ -1,7 +1,8 @@
 /* The task map of a problem whose forward model is an equilibrium (symbolic.ImplicitTask: the
  * HSA robot's statics): included by kernel.c after lu_solve and clip, it defines problem_task,
  * problem_jacobian and problem_closed_form from the generated residual, pose and program
- * (problem_functions.h), as hsa_statics.py and hsa.py compute them in numpy, step for step. */
+ * (problem_functions.h), as problems/hsa/statics.py and problem.py compute them in numpy, step
+ * for step. */
 #include <pthread.h>
 
 enum { IMPLICIT_N = LOINK_N, IMPLICIT_P = LOINK_P, IMPLICIT_K = LOINK_STATE };

@@ -22,7 +22,7 @@ typedef struct {
   const char *tip_frame;            /* the link whose pose the solve sets */
   const double *lower, *upper;      /* n: the model's joint limits */
   double reach;                     /* certified: the tip is never farther from the base origin
-                                       (problems/reach.py), so a farther pose is unreachable */
+                                       (problems/arms/reach.py), so a farther pose is unreachable */
   const int *ints;                  /* the packed model (docs/COMPILED.md) */
   const double *reals;
   loink_pose_settings settings;     /* the node's PoseSolver settings for this model */

@@ -16,7 +16,7 @@ import numpy as np
 from loink_ros.core.compiled.build import Build, _build, cache_dir, cache_key
 from loink_ros.core.compiled.compiled_kernel import RANKED_ARGTYPES, PoseSettings
 from loink_ros.core.compiled.packed_model import pack
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime.model_file import ModelFile
 

@@ -3,14 +3,14 @@
 from collections.abc import Callable
 from pathlib import Path
 
-from loink_ros.core.problems.described_arm import DescribedArmProblem
-from loink_ros.core.problems.hsa import HsaProblem
-from loink_ros.core.problems.magneto import MagnetoProblem
-from loink_ros.core.problems.panda import PandaFullProblem, PandaPoseProblem, PandaProblem
-from loink_ros.core.problems.planar3 import Planar3Problem
+from loink_ros.core.problems.arms.described_arm import DescribedArmProblem
+from loink_ros.core.problems.arms.panda import PandaFullProblem, PandaPoseProblem, PandaProblem
+from loink_ros.core.problems.arms.planar3 import Planar3Problem
+from loink_ros.core.problems.arms.robot_spec import spec_from_dict
+from loink_ros.core.problems.arms.xarm7 import XArm7Problem
+from loink_ros.core.problems.hsa.problem import HsaProblem
+from loink_ros.core.problems.magneto.problem import MagnetoProblem
 from loink_ros.core.problems.problem import Problem
-from loink_ros.core.problems.robot_spec import spec_from_dict
-from loink_ros.core.problems.xarm7 import XArm7Problem
 
 PROBLEMS: dict[str, Callable[..., Problem]] = {'planar3': Planar3Problem, 'panda': PandaProblem,
                                               'panda_full': PandaFullProblem,

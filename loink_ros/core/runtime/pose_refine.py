@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.magneto_backends import MATH
-from loink_ros.core.problems.rotation_chart import rotation_vector
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.rotation_chart import rotation_vector
+from loink_ros.core.problems.backends import MATH
 
 # Newton stops below this pose error (m and rad); answers are judged by the caller's tolerances.
 CONVERGED = 1e-12

@@ -44,8 +44,8 @@ from loink_ros.core.compiled.compiled_kernel import (
     PoseQuery,
     PoseSettings,
 )
-from loink_ros.core.problems.kinematic_problem import KinematicProblem
-from loink_ros.core.problems.rotation_chart import chart
+from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
+from loink_ros.core.problems.arms.rotation_chart import chart
 from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, pose_error, refine_poses
 from loink_ros.core.runtime.smoothing import smoothing_share
 from loink_ros.core.runtime.splitmix import SplitMix, prior_stream, restart_stream

@@ -80,11 +80,15 @@ class LOInKSolver:
     def _load_kernel(self) -> None:
         """The compiled kernel, checked against the numpy path on the example target (a
         stale cache is rebuilt once); on failure the numpy path, with the reason logged."""
-        from loink_ros.core.compiled.loading import load_kernel
+        from loink_ros.core.compiled.loading import NumpyReference, load_kernel
         if self.method != 'newton':
             self.runtime_note = f'the compiled runtime has no {self.method!r} method: numpy'
         else:
-            self.kernel, self.runtime_note = load_kernel(self, self.model, self.problem)
+            reference = NumpyReference(
+                self.example_task, self._tol, self._max_iter,
+                solve=lambda y, z, refine: self.solve_rows_numpy(y, z, refine)[0][0],
+                solve_inside=lambda y, refine: self.solve_optimum_inside_numpy(y, refine)[0])
+            self.kernel, self.runtime_note = load_kernel(self.model, self.problem, reference)
         if self.kernel is None:
             log.warning('%s', self.runtime_note)
 
