@@ -164,3 +164,12 @@ def test_loink_bench_stream_alone_at_a_velocity_share():
     report = json.loads(out.stdout)
     assert set(report['methods']) == {'loink'} and report['path_velocity_share'] == 0.5
     assert report['methods']['loink']['all']['velocity_violations'] == 0
+
+
+def test_loink_bench_stream_refuses_a_zero_velocity_share():
+    """--velocity-share 0 reaches the paths' check (not the default in its place)."""
+    out = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'bench', 'stream',
+                          '--tasks', '1', '--seconds', '0.1', '--no-baselines',
+                          '--velocity-share', '0', '--json', '-'],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0 and 'velocity share must lie in (0, 1]' in out.stderr

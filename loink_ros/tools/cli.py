@@ -181,7 +181,8 @@ def cmd_bench(args) -> None:
         _emit(bench_stream.run(args.robot, args.tasks or bench_stream.DEFAULT_SMOOTH,
                                args.seconds or bench_stream.DURATION_S,
                                args.seed or bench_stream.SEED, args.model,
-                               velocity_share=args.velocity_share or bench_stream.VELOCITY_SHARE,
+                               velocity_share=(bench_stream.VELOCITY_SHARE if args.velocity_share is None
+                                               else args.velocity_share),
                                baselines=not args.no_baselines), args.json)
         return
     if args.target == 'moveit-plugin':
