@@ -67,7 +67,8 @@ def test_second_arm_answers_are_near_cost_optimal_on_held_out_poses():
         assert_valid(problem, answer, target)
         best = reference(solver, target, rng, [answer.q])
         regrets.append((answer.cost - best) / best)
-    assert min(regrets) >= 0.0 and np.median(regrets) <= 0.02
+    # The reference descends the answer too: it may end a rounding below it.
+    assert min(regrets) >= -1e-12 and np.median(regrets) <= 0.02
 
 
 def test_answers_are_deterministic_and_the_numpy_path_agrees(panda):

@@ -783,7 +783,7 @@ int loink_solve_inside(const int *ints, const double *reals, int rows, const dou
 #define POSE_POLISH 1e-5
 #define POSE_DAMPING_FLOOR 1e-12
 #define POSE_DAMPING_GAIN 1e-3
-#define POSE_MAX_STEP 0.5
+#define POSE_MAX_STEP 1.0
 #define POSE_TWO_PI 6.283185307179586
 #define POSE_FULL_TURN (POSE_TWO_PI - 1e-3)
 #define POSE_FIRST_STEP 0.5

@@ -53,7 +53,7 @@ DAMPING_GAIN = 1e-3
 TWO_PI = 2.0 * np.pi
 FULL_TURN = TWO_PI - 1e-3
 # Largest joint step of one Newton iteration (rad or m): far starts do not overshoot.
-MAX_STEP = 0.5
+MAX_STEP = 1.0
 FIRST_STEP = 0.5
 BACKTRACKS = 8
 ARMIJO = 1e-4
