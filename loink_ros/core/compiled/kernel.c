@@ -784,6 +784,7 @@ int loink_solve_inside(const int *ints, const double *reals, int rows, const dou
 #define POSE_DAMPING_FLOOR 1e-12
 #define POSE_DAMPING_GAIN 1e-3
 #define POSE_MAX_STEP 1.0
+#define POSITION_MAX_STEP 0.5
 #define POSE_TWO_PI 6.283185307179586
 #define POSE_FULL_TURN (POSE_TWO_PI - 1e-3)
 #define POSE_FIRST_STEP 0.5
@@ -885,7 +886,8 @@ static int pose_converge(const pose_problem *pp, double *q, double *e, int steps
       dq[c] = s;
       if (fabs(s) > largest) largest = fabs(s);
     }
-    double scale = largest > POSE_MAX_STEP ? POSE_MAX_STEP / largest : 1.0;
+    const double cap = rows == 6 ? POSE_MAX_STEP : POSITION_MAX_STEP;
+    double scale = largest > cap ? cap / largest : 1.0;
     for (int c = 0; c < n; c++) {
       if (free[c]) q[c] += scale == 1.0 ? dq[c] : dq[c] * scale;
       if (turns[c] && q[c] > pp->upper[c] && q[c] - POSE_TWO_PI >= pp->lower[c]) q[c] -= POSE_TWO_PI;

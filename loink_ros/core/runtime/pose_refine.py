@@ -52,8 +52,12 @@ DAMPING_GAIN = 1e-3
 # most of its starts frozen at a bound).
 TWO_PI = 2.0 * np.pi
 FULL_TURN = TWO_PI - 1e-3
-# Largest joint step of one Newton iteration (rad or m): far starts do not overshoot.
+# Largest joint step of one Newton iteration (rad or m), for full poses and for positions:
+# far starts do not overshoot. A position's solutions form a wide self-motion, and longer
+# steps land its starts on worse stretches of it (the UR5's p99 regret 20 % at 1.0 rad
+# against 3 % at 0.5); a full pose's few branches lose nothing and take 9-14 % fewer steps.
 MAX_STEP = 1.0
+POSITION_MAX_STEP = 0.5
 FIRST_STEP = 0.5
 BACKTRACKS = 8
 ARMIJO = 1e-4
@@ -137,9 +141,9 @@ def converge(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower
         damping = DAMPING_FLOOR + DAMPING_GAIN * norm
         gram = jac_free @ jac_free.T + damping * np.eye(target.rows)
         dq = jac_free.T @ np.linalg.solve(gram, error)
-        largest = np.abs(dq).max()
-        if largest > MAX_STEP:
-            dq *= MAX_STEP / largest
+        largest, cap = np.abs(dq).max(), MAX_STEP if target.rows == 6 else POSITION_MAX_STEP
+        if largest > cap:
+            dq *= cap / largest
         q[free] += dq
         q = np.clip(_turned(q, lower, upper, turns), lower, upper)
         error = pose_error(problem, q, target)
