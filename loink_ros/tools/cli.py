@@ -185,6 +185,12 @@ def cmd_bench(args) -> None:
                                                else args.velocity_share),
                                baselines=not args.no_baselines), args.json)
         return
+    if args.target == 'stream-lags':
+        from loink_ros.tools.bench import stream_lags
+        _emit(stream_lags.run(args.robot, args.tasks or stream_lags.SMOOTH,
+                              args.seconds or stream_lags.DURATION_S,
+                              args.seed or stream_lags.SEED, args.model), args.json)
+        return
     if args.target == 'moveit-plugin':
         from loink_ros.tools.bench import moveit_plugin as bench_moveit_plugin
         _emit(bench_moveit_plugin.run(args.tasks or bench_moveit_plugin.DEFAULT_POSES,
@@ -388,8 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
                    'and raw answers on held-out configurations, --model), or moveit-plugin '
                    '(searchPositionIK through the MoveIt plugin against TRAC-IK; needs '
                    'scripts/setup_moveit.sh), or stream (full-pose streams at 1 kHz against '
-                   'TRAC-IK and pink, --robot)')
-    p.add_argument('--robot', default='panda', help='pose, stream: the robot (its pose model); '
+                   'TRAC-IK and pink, --robot), or stream-lags (where and why the pose stream '
+                   'lags on smooth paths, and from which postures it would not, --robot)')
+    p.add_argument('--robot', default='panda', help='pose, stream, stream-lags: the robot (its pose model); '
                    'moveit-plugin: panda or xarm7 (its model)')
     p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
     p.add_argument('--model', help='model to bench (default: the shipped one); moveit-plugin: '
@@ -397,7 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
                    '2000 requests per client count for node; imports: 20 processes per module; '
                    'pose: 10000 poses; moveit-plugin: 10000 poses; stream: 200 smooth '
-                   'trajectories, and a quarter as many near-singular and leaving the reach)')
+                   'trajectories, and a quarter as many near-singular and leaving the reach; '
+                   'stream-lags: 8 smooth trajectories)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,
@@ -408,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help='node: only the pose stream, PoseStamped targets at 500 Hz along a '
                    'smooth trajectory (a full-pose model)')
     p.add_argument('--seconds', type=float,
-                   help='stream: seconds per trajectory (default 10, at 1 kHz)')
+                   help='stream, stream-lags: seconds per trajectory (default 10, at 1 kHz)')
     p.add_argument('--no-baselines', action='store_true',
                    help='stream: LOInK alone, without TRAC-IK and pink (a tenth of the time)')
     p.add_argument('--velocity-share', type=float,
