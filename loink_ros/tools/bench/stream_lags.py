@@ -24,11 +24,11 @@ from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import EXACT, PoseSolver
-from loink_ros.core.runtime.pose_tracker import PoseTracker
+from loink_ros.core.runtime.pose_tracker import PoseTracker, smallest_singular_value
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.bench.pose import MODELS
 from loink_ros.tools.bench.stream import DURATION_S, RATE_HZ, SEED, SMOOTHING
-from loink_ros.tools.bench.stream_paths import Path, paths
+from loink_ros.tools.bench.stream_paths import Path, paths, smallest_singular_values
 
 SMOOTH = 8
 WINDOW_S = 1.0
@@ -80,14 +80,14 @@ class LagStudy:
     def lags(self, path: Path) -> list[dict]:
         """Every off-target stretch of the stream along the whole path."""
         steps = self.follow(path, 0, len(path.times), path.q[0])
-        sigma = _smallest_singular_values(self.problem, path.q)
+        sigma = smallest_singular_values(self.problem, path.q)
         lead = round(LEAD_S * RATE_HZ)
         out = []
         for first, length in _stretches([not s.on_target for s in steps]):
             k, step = first + 1, steps[first]
             out.append({'path': path.name, 'start_s': k / RATE_HZ, 'duration_ms': length,
                         'held_by': step.lag,
-                        'stream_sigma': float(_smallest_singular_values(self.problem, step.q[None])[0]),
+                        'stream_sigma': smallest_singular_value(self.problem, step.q),
                         'path_sigma': float(sigma[max(0, k - lead):k + 1].min()),
                         'posture_distance_rad': float(np.abs(step.q - path.q[k]).max())})
         return out
@@ -175,8 +175,3 @@ def _stretches(flags: list[bool]) -> list[tuple[int, int]]:
             out.append((first, i - first))
             first = None
     return out
-
-
-def _smallest_singular_values(problem, q: np.ndarray) -> np.ndarray:
-    jacobians = np.array([problem.pose_jacobian(row) for row in q])
-    return np.linalg.svd(jacobians, compute_uv=False)[:, -1]

@@ -95,8 +95,13 @@ def _path(problem: KinematicProblem, kind: str, name: str, times: np.ndarray, ra
 
 def min_singular_value(problem: KinematicProblem, q: np.ndarray) -> float:
     """The smallest singular value of the pose Jacobian over the configurations q (N, n)."""
+    return float(smallest_singular_values(problem, q).min())
+
+
+def smallest_singular_values(problem: KinematicProblem, q: np.ndarray) -> np.ndarray:
+    """(N,) the pose Jacobian's smallest singular value at each configuration of q (N, n)."""
     jacobians = np.array([problem.pose_jacobian(row) for row in q])
-    return float(np.linalg.svd(jacobians, compute_uv=False)[:, -1].min())
+    return np.linalg.svd(jacobians, compute_uv=False)[:, -1]
 
 
 def _joint_path(problem: KinematicProblem, kind: str, times: np.ndarray, rate_hz: float,
