@@ -26,6 +26,22 @@ def hsa_library():
     return compiled_library(make_problem('hsa'))
 
 
+# CPU features GCC can check that a CPU of another vendor or line has (AMD's XOP and FMA4,
+# Xeon Phi's AVX-512 ER and PF): one of them is missing on any CPU.
+FOREIGN_FEATURES = ('xop', 'fma4', 'sse4a', 'avx512er', 'avx512pf', 'avx5124vnniw')
+
+
+def foreign_feature() -> str:
+    """A CPU feature this CPU lacks, for a library as a CPU that has it would build it."""
+    import tempfile
+
+    from loink_ros.core.compiled import cpu_features
+    from loink_ros.core.compiled.build import compiler
+    with tempfile.TemporaryDirectory() as work:
+        has = cpu_features.cpu_has(compiler(), list(FOREIGN_FEATURES), Path(work))
+    return next(name for name, present in zip(FOREIGN_FEATURES, has) if not present)
+
+
 @dataclass
 class TinyModel:
     """What the session fixture built: inputs of the training run and its outputs."""

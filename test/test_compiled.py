@@ -159,3 +159,24 @@ def test_a_problem_without_a_symbolic_form_is_served_by_numpy(tiny, fresh_cache)
     problem.symbolic = lambda: None
     solver = LOInKSolver(load_model(str(tiny.json_path)), problem)
     assert solver.runtime == 'numpy' and 'no symbolic form' in solver.runtime_note
+
+
+def test_a_cached_library_this_cpu_cannot_run_is_rebuilt_not_run(fresh_cache, monkeypatch):
+    """A cache copied from a machine with other vector units (a shared home, an image): its
+    library's check refuses it before any call, and the solver builds its own."""
+    from conftest import foreign_feature
+
+    from loink_ros.core.compiled import cpu_features
+    from loink_ros.core.compiled.compiled_kernel import CompiledKernel
+    model, problem = load_model('planar3'), make_problem('planar3')
+    feature = foreign_feature()
+    with monkeypatch.context() as patch:
+        patch.setattr(cpu_features, 'native_features', lambda compiler: (feature,))
+        path = build.compiled_library(problem).path
+    with pytest.raises(cpu_features.CpuMismatch, match=rf'lacks \({feature}\)'):
+        CompiledKernel(path, model, problem)
+    solver = LOInKSolver(model, problem)
+    assert solver.runtime == 'compiled' and 'built in' in solver.runtime_note
+    np.testing.assert_allclose(solver.solve(solver.example_task()).q,
+                               LOInKSolver(model, problem, runtime='numpy').solve(
+                                   solver.example_task()).q, atol=PARITY)

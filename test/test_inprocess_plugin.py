@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import foreign_feature
 
 from loink_ros.tools import moveit_plugin
 
@@ -23,9 +24,9 @@ EXPECTED = {
     'InProcess.TimeoutsOf1_2_5msAreHonouredWhenEveryAnswerIsRejected',
     'InProcess.UnreachablePosesAnswerAtOnce', 'InProcess.BadInputsGetTheirCodes',
     'InProcess.ConsistencyLimitsBoundTheAnswer', 'InProcess.ASeedThatSolvesThePoseIsTheNearestAnswer',
-    'InProcess.MultipleSolutionsAreDistinctAndValid',
+    'InProcess.MultipleSolutionsAreDistinctAndValid', 'InProcess.ACostFunctionReranksTheAnswers',
     'InProcess.MissingCorruptAndStaleFilesAreRefusedAtInitialize',
-    'InProcess.AModelOfOtherJointsIsRefused',
+    'InProcess.AModelOfOtherJointsIsRefused', 'InProcess.ALibraryBuiltForAnotherCpuIsRefusedNotRun',
     'InProcess.TwoGroupsInOneProcessAnswerAtOnceFromManyThreads',
 }
 
@@ -57,8 +58,24 @@ def node_answers(path: Path, count: int = 40, seed: int = 20261203) -> Path:
     return moveit_plugin.write_rows(path, np.array(rows))
 
 
-def test_the_plugin_in_process_passes_its_cpp_suite(tmp_path):
+def foreign_cpu_library(cache: Path, monkeypatch) -> tuple[str, Path]:
+    """panda_full's library as a CPU with a feature this one lacks would build it: its check
+    requires that feature (the rest is this CPU's build)."""
+    from loink_ros.core.compiled import cpu_features
+    from loink_ros.core.compiled.model_library import build_library
+    from loink_ros.core.problems.registry import problem_for_model
+    from loink_ros.core.runtime.model_file import load_model
+    feature = foreign_feature()
+    with monkeypatch.context() as patch:
+        patch.setenv('LOINK_CACHE_DIR', str(cache))
+        patch.setattr(cpu_features, 'native_features', lambda compiler: (feature,))
+        model = load_model('panda_full')
+        return feature, build_library(model, problem_for_model(model)).path
+
+
+def test_the_plugin_in_process_passes_its_cpp_suite(tmp_path, monkeypatch):
     assert moveit_plugin.built(), f'{moveit_plugin.MOVEIT_ENV} missing: {moveit_plugin.SETUP_HINT}'
+    feature, foreign = foreign_cpu_library(tmp_path / 'foreign', monkeypatch)
     cache = tmp_path / 'cache'
     env = {**os.environ, 'LOINK_CACHE_DIR': str(cache)}
     built = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'moveit-library',
@@ -72,6 +89,7 @@ def test_the_plugin_in_process_passes_its_cpp_suite(tmp_path):
              'LOINK_PANDA_SRDF': str(REPO / 'loink_kinematics' / 'test' / 'panda_groups.srdf'),
              'LOINK_MODEL': str(REPO / 'models' / 'panda_full.json'),
              'LOINK_OTHER_MODEL': str(REPO / 'models' / 'xarm7_full.json'),
+             'LOINK_FOREIGN_LIBRARY': str(foreign), 'LOINK_FOREIGN_FEATURE': feature,
              'LOINK_PARITY': str(node_answers(tmp_path / 'parity.txt'))}
     out, ran = moveit_plugin.run_gtest_suite('test_inprocess_kinematics', report, extra)
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-4000:]

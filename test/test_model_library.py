@@ -3,9 +3,12 @@ numbers and the node's pose settings built in, loink_pose_ranked through it give
 PoseSolver answers bit for bit, and a model without a tip-position task is refused."""
 import ctypes
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+from conftest import foreign_feature
 
 from loink_ros.core.compiled.compiled_kernel import ACCEPT, RANKED_FIELDS, PoseQuery
 from loink_ros.core.compiled.model_library import ABI, build_library, identity, library_key, library_path, load_library
@@ -113,3 +116,39 @@ def test_a_library_of_another_runtime_build_is_rebuilt(served, monkeypatch):
     # (The rebuilt file is not dlopen-ed again here: this process holds the first one.)
     assert f'"{library_key(model, problem)}"' in model_library.model_source(
         model, problem, library_key(model, problem))
+
+
+def test_a_library_built_for_a_cpu_feature_this_cpu_lacks_is_refused_then_rebuilt(tmp_path,
+                                                                                   monkeypatch):
+    """What a workstation's library does on a robot computer without its instructions: its
+    check refuses it before any call (no SIGILL), and `loink moveit-library` here rebuilds it
+    for this CPU."""
+    from loink_ros.core.compiled import cpu_features
+    monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
+    model = load_model('panda_full')
+    problem = problem_for_model(model)
+    feature = foreign_feature()
+    with monkeypatch.context() as patch:
+        patch.setattr(cpu_features, 'native_features', lambda compiler: (feature,))
+        path = build_library(model, problem).path
+    with pytest.raises(cpu_features.CpuMismatch, match=rf'CPU features this CPU lacks \({feature}\)'):
+        load_library(path)
+    assert not build_library(model, problem).cached   # the refused library counts as stale
+    # A fresh process (this one held the refused file once) loads the rebuilt one.
+    loaded = subprocess.run(
+        [sys.executable, '-c', 'import sys; from pathlib import Path; '
+         'from loink_ros.core.compiled.model_library import load_library; '
+         'lib, data = load_library(Path(sys.argv[1])); print(data.model_name.decode())', str(path)],
+        capture_output=True, text=True, timeout=120)
+    assert loaded.returncode == 0 and loaded.stdout.strip() == model.name, loaded.stderr
+
+
+def test_the_library_checks_exactly_the_features_it_was_compiled_for(served):
+    from loink_ros.core.compiled import cpu_features
+    from loink_ros.core.compiled.build import compiler
+    lib, _ = served[2]
+    first = ctypes.c_char.in_dll(lib, 'loink_cpu_features')
+    recorded = ctypes.cast(ctypes.addressof(first), ctypes.c_char_p).value.decode().split()
+    assert tuple(recorded) == cpu_features.native_features(compiler())
+    if cpu_features.native_features(compiler()):   # x86-64 with GCC: vector units in use
+        assert {'sse3', 'sse4.2'} <= set(recorded)

@@ -157,7 +157,7 @@ def test_seed_consistency_keeps_the_answer_near_the_seed(node, panda):
     q = reachable(panda, 1, 34)[0]
     position, rotation = panda.tip_pose(q)
     seed = np.clip(q + 0.05, panda.lower, panda.upper)
-    optimal = solved(compute_ik(node, pose_request(position, rotation, seed=seed)))
+    optimal = solved(compute_ik(node, pose_request(position, rotation)))
     assert all(r.successful for r in node.set(seed_consistency=100.0))
     try:
         near = compute_ik(node, pose_request(position, rotation, seed=seed))
@@ -166,6 +166,26 @@ def test_seed_consistency_keeps_the_answer_near_the_seed(node, panda):
     assert near.error_code.val == moveit_code('SUCCESS'), near.error_code.message
     assert np.linalg.norm(solved(near) - seed) <= np.linalg.norm(optimal - seed) + 1e-9
     assert np.linalg.norm(solved(near) - seed) < 0.2
+
+
+def test_a_robot_state_beside_the_pose_continues_without_a_jump(node, panda):
+    """What MoveIt's Cartesian paths, Servo and the RViz marker send: the current state as
+    robot_state and a pose a step away. The answer continues from it (every joint moves a
+    little), where the cost-optimal answer lies elsewhere for some of these poses."""
+    from scipy.spatial.transform import Rotation
+    rng = np.random.default_rng(36)
+    elsewhere = 0
+    for q in reachable(panda, 8, 36):
+        position, rotation = panda.tip_pose(q)
+        step = rng.normal(size=3)
+        position = position + 0.01 * step / np.linalg.norm(step)
+        rotation = Rotation.from_rotvec(0.02 * rng.normal(size=3)).as_matrix() @ rotation
+        response = compute_ik(node, pose_request(position, rotation, seed=q))
+        assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
+        assert np.abs(solved(response) - q).max() < 0.3
+        optimal = solved(compute_ik(node, pose_request(position, rotation)))
+        elsewhere += np.abs(optimal - q).max() > 0.3
+    assert elsewhere >= 2
 
 
 def test_position_only_ik_leaves_the_orientation_free(node, panda):

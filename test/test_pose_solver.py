@@ -165,7 +165,7 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
     """kernel.c's loink_pose_ranked (starts, draws, ranking, fallback rounds) against the
     numpy orchestration on the same compiled refinement: the same answers, bit for bit, in
     every mode (full pose and position only, seed-consistent, narrowed bounds, collision
-    checks, fresh attempts, several answers), with latent starts too."""
+    checks, continuations, fresh attempts, several answers), with latent starts too."""
     solver = pose_solver(name)
     assert solver.kernel is not None, solver.solver.runtime_note
     with_latents = PoseSolver(solver.solver, latent_starts=4)
@@ -175,8 +175,10 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
     for q in configurations:
         target = PoseTarget(*problem.tip_pose(q))
         seed = np.clip(q + 0.2, problem.lower, problem.upper)
+        beside = np.clip(q + 0.02, problem.lower, problem.upper)   # a continuation
         for options in ({}, {'avoid_collisions': True}, {'seed': seed, 'seed_weight': 10.0},
-                        {'lower': q - 0.3, 'upper': q + 0.3}):
+                        {'lower': q - 0.3, 'upper': q + 0.3}, {'seed': beside},
+                        {'seed': beside, 'avoid_collisions': True}):
             for goal in (target, PoseTarget(target.position, target.rotation, True)):
                 request = PoseRequest(goal, **options)
                 for pose_solver_, count, attempt in ((solver, 1, 0), (solver, 4, 2),
@@ -192,7 +194,7 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
                         assert (c.reason, c.starts) == (r.reason, tried)
                         assert c.cost == pytest.approx(r.cost, rel=1e-12)
                     checked += 1
-    assert checked == 6 * 4 * 2 * 3
+    assert checked == 6 * 6 * 2 * 3
 
 
 def test_the_compiled_ranked_solve_ends_by_its_deadline(panda):
@@ -200,3 +202,103 @@ def test_the_compiled_ranked_solve_ends_by_its_deadline(panda):
     answer = panda.solve(PoseRequest(target, deadline=time.monotonic() - 1.0))
     assert answer.starts == panda.prior_starts   # the first batch, then no round
     assert not answer.success and answer.reason
+
+
+def moved(problem, q: np.ndarray, rng, distance: float, angle: float) -> PoseTarget:
+    """The pose of q moved by `distance` (m) and turned by `angle` (rad), random directions."""
+    from scipy.spatial.transform import Rotation
+    position, rotation = problem.tip_pose(q)
+    axis, direction = (v / np.linalg.norm(v) for v in rng.normal(size=(2, 3)))
+    return PoseTarget(position + distance * direction,
+                      Rotation.from_rotvec(angle * axis).as_matrix() @ rotation)
+
+
+@pytest.mark.parametrize('name', ['panda_full', 'xarm7_full'])
+def test_a_seed_beside_the_pose_continues_on_its_branch(name):
+    """MoveIt's Cartesian interpolator, Servo and the RViz marker seed with the state the arm
+    is in: the answer moves each joint little (no jump), where the cost-optimal answer often
+    lies on another branch, and drifts down the cost no further than continuity allows."""
+    from loink_ros.core.runtime.continuation import STEP_DRIFT_SHARE, continuation_reach
+    from loink_ros.core.runtime.pose_refine import converge
+    solver = pose_solver(name)
+    problem, rng = solver.problem, np.random.default_rng(31)
+    continued = elsewhere = 0
+    for q in problem.sample_collision_free(30, rng):
+        target = moved(problem, q, rng, 0.01, 0.02)
+        answer = solver.solve(PoseRequest(target, seed=q))
+        reach = continuation_reach(problem, target, q)
+        if not answer.success:   # e.g. the moved pose left the reach: no answer, not a jump
+            assert 'would be a jump' in answer.reason
+            continue
+        assert_valid(problem, answer, target)
+        assert np.abs(answer.q - q).max() <= reach[0] + 1e-12
+        if answer.source != 'continuation':   # found by the search within the reach
+            continue
+        continued += 1
+        # On the seed's branch: the Newton answer from the seed, moved along the self-motion
+        # by at most STEP_DRIFT_SHARE of what each joint covers in the step's least time.
+        lower, upper = np.maximum(problem.lower, q - reach), np.minimum(problem.upper, q + reach)
+        tracked, _, _ = converge(problem, q.copy(), target, lower, upper, max_step=0.5 * reach[0])
+        velocity = solver.drift_velocity
+        time = (np.abs(tracked - q) / velocity).max()
+        assert np.all(np.abs(answer.q - tracked) <= STEP_DRIFT_SHARE * time * velocity + 1e-12)
+        optimum = solver.solve(PoseRequest(target))
+        elsewhere += np.abs(optimum.q - q).max() > 0.3
+    assert continued >= 27
+    assert elsewhere >= 10   # where ignoring the seed would jump
+
+
+@pytest.mark.parametrize('name', ['panda_full', 'xarm7_full'])
+def test_a_seed_far_from_the_pose_gets_the_cost_optimal_answer(name):
+    """Goal sampling seeds at random: the seed's pose lies far from the target, and the
+    answer is the one without a seed, bit for bit."""
+    solver = pose_solver(name)
+    problem, rng = solver.problem, np.random.default_rng(32)
+    targets = poses(problem, 12, 33)
+    for target, seed in zip(targets, problem.sample_collision_free(len(targets), rng)):
+        seeded = solver.solve(PoseRequest(target, seed=seed))
+        assert seeded.source != 'continuation'
+        assert np.array_equal(seeded.q, solver.solve(PoseRequest(target)).q)
+
+
+def test_the_drift_lowers_the_cost_along_the_self_motion_only(panda):
+    """A request's continuation: the tracked answer, then lower in cost on the same pose."""
+    from loink_ros.core.runtime.continuation import continuation_reach
+    from loink_ros.core.runtime.pose_refine import converge
+    problem, rng = panda.problem, np.random.default_rng(34)
+    lowered = 0
+    for q in problem.sample_collision_free(20, rng):
+        target = moved(problem, q, rng, 0.01, 0.0)
+        reach = continuation_reach(problem, target, q)
+        step = panda.continue_from(q, target, reach, problem.lower, problem.upper, 0.0, True)
+        if not step.on_pose:
+            continue
+        error = pose_error(problem, step.q, target)
+        assert np.linalg.norm(error[:3]) <= 1e-9 and np.linalg.norm(error[3:]) <= 1e-9
+        lower, upper = np.maximum(problem.lower, q - reach), np.minimum(problem.upper, q + reach)
+        tracked, _, _ = converge(problem, q.copy(), target, lower, upper, max_step=0.5 * reach[0])
+        assert problem.cost(step.q)[0] <= problem.cost(tracked)[0] + 1e-12
+        lowered += step.drifted and problem.cost(step.q)[0] < problem.cost(tracked)[0] - 1e-6
+    assert lowered >= 4   # 6 of these 20: the drift is refused where the arm would be less agile
+
+
+@pytest.mark.parametrize('name', ['panda_full', 'xarm7_full'])
+def test_the_compiled_continuation_is_its_numpy_reference(name):
+    """kernel.c's loink_pose_continue against continuation.continue_pose: the stream's steps
+    (velocity boxes, smoothing) and the requests' (the rule's box), full pose and position."""
+    from loink_ros.core.runtime.continuation import continuation_reach, continue_pose
+    from loink_ros.core.runtime.pose_solver import EXACT
+    solver = pose_solver(name)
+    problem, rng = solver.problem, np.random.default_rng(35)
+    for q in problem.sample_collision_free(12, rng):
+        target = moved(problem, q, rng, 0.02, 0.05)
+        for goal in (target, PoseTarget(target.position, target.rotation, True)):
+            for reach, smoothing, request in ((continuation_reach(problem, goal, q), 0.0, True),
+                                              (np.full(problem.dim, 0.02), 5.0, False)):
+                compiled = solver.continue_from(q, goal, reach, problem.lower, problem.upper,
+                                                smoothing, request)
+                reference = continue_pose(problem, goal, q, reach, problem.lower, problem.upper,
+                                          smoothing, EXACT,
+                                          solver.drift_velocity if request else None)
+                assert (compiled.on_pose, compiled.drifted) == (reference.on_pose, reference.drifted)
+                np.testing.assert_allclose(compiled.q, reference.q, rtol=0, atol=1e-9)

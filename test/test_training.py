@@ -149,3 +149,25 @@ def test_non_finite_samples_are_refused_before_training(tiny, tmp_path):
     data.cost[[3, 7]] = np.inf
     with pytest.raises(training.TrainingDiverged, match=r'2 of \d+ samples are not finite \(rows \[3, 7\]'):
         train(data, tiny.problem, tiny.config, tmp_path, resume=False, progress=False)
+
+
+def test_the_same_seed_gives_the_same_network_whatever_threads_the_process_set(tiny, tmp_path):
+    """The run sets torch's thread count itself (config.threads) and gives the process its own
+    back: what ran before in the process (a bench setting one thread, a user's four) does not
+    change the result."""
+    before = torch.get_num_threads()
+    other = tiny.config.threads + 2
+    torch.set_num_threads(other)
+    try:
+        again = train(tiny.dataset, tiny.problem, tiny.config, tmp_path / 'again', resume=False,
+                      progress=False)
+        assert torch.get_num_threads() == other
+    finally:
+        torch.set_num_threads(before)
+    assert without_timings(again.history) == without_timings(tiny.result.history)
+    assert same_weights(again.net, tiny.result.net)
+
+
+def test_a_thread_count_below_one_is_refused(tiny, tmp_path, make_config):
+    with pytest.raises(ValueError, match='threads must be at least 1'):
+        train(tiny.dataset, tiny.problem, make_config(threads=0), tmp_path, progress=False)

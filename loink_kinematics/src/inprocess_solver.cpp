@@ -160,7 +160,7 @@ InProcessSolver::Outcome InProcessSolver::solve(const Eigen::Isometry3d& pose, c
   }
   count = std::max(1u, count);
   loink_pose_request request{ flat, position_only_, static_cast<int>(count), 0, lo.data(), hi.data(),
-                              seed_weight > 0.0 ? seed_model.data() : nullptr, seed_weight,
+                              seed_model.data(), seed_weight,
                               position_tolerance_, orientation_tolerance_, deadline };
   AcceptContext context{ &to_model_, &accept, std::vector<double>(n) };
   std::vector<double> q(count * n), info(count * LOINK_RANKED_FIELDS);
@@ -174,8 +174,11 @@ InProcessSolver::Outcome InProcessSolver::solve(const Eigen::Isometry3d& pose, c
       for (std::size_t k = 0; k < n; ++k)
         answer[to_model_[k]] = q[r * n + k];
       outcome.answers.push_back(std::move(answer));
+      outcome.costs.push_back(info[r * LOINK_RANKED_FIELDS + LOINK_RANKED_COST]);
     }
-    if (found != 0 || monotonicNow() >= deadline)
+    // A continuation's answer, or none: the same at every attempt, so no further one.
+    outcome.continued = info[LOINK_RANKED_SOURCE] == LOINK_SOURCE_CONTINUATION;
+    if (found != 0 || outcome.continued || monotonicNow() >= deadline)
       return outcome;
   }
 }

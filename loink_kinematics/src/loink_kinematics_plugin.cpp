@@ -2,29 +2,21 @@
 #include "loink_kinematics/pose_conversion.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <type_traits>
 
 #include <class_loader/class_loader.hpp>
-#include <loink_msgs/msg/error_code.hpp>
 #include <moveit/robot_model/joint_model_group.hpp>
 #include <moveit/robot_model/robot_model.hpp>
+#include <moveit/robot_state/robot_state.hpp>
 
 namespace loink_kinematics
 {
 namespace
 {
 const rclcpp::Logger LOGGER = rclcpp::get_logger("loink_kinematics");
-using Clock = std::chrono::steady_clock;
-// The share of the remaining time given to the node as its deadline, and how long past our
-// deadline an answer on its way is still waited for.
-constexpr double NODE_SHARE = 0.8;
-constexpr auto GRACE = std::chrono::milliseconds(20);
-// The longest the executor thread waits before it looks at its stop flag again.
-constexpr auto SPIN_WAIT = std::chrono::milliseconds(50);
 
 // A parameter of this group's entry in kinematics.yaml
 // (robot_description_kinematics.<group>.<name>), declared with its default when absent. A value
@@ -66,48 +58,6 @@ T groupParameter(const rclcpp::Node::SharedPtr& node, const std::string& group, 
   return value;
 }
 
-// "<node>_loink_<group>", numbered from the second instance in this process on, so that
-// every plugin's node has a name of its own in the graph.
-std::string clientNodeName(const std::string& node, const std::string& group)
-{
-  static std::atomic<unsigned> instances{ 0 };
-  std::string name = node + "_loink_" + group;
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c) && c != '_'; }, '_');
-  const unsigned n = ++instances;
-  return n == 1 ? name : name + "_" + std::to_string(n);
-}
-
-double seconds(Clock::duration d)
-{
-  return std::chrono::duration<double>(d).count();
-}
-
-// MoveIt's code for a loink_msgs/ErrorCode of a failed SolvePose.
-int32_t moveitCode(int32_t loink)
-{
-  using loink_msgs::msg::ErrorCode;
-  using moveit_msgs::msg::MoveItErrorCodes;
-  switch (loink)
-  {
-    case ErrorCode::NO_SOLUTION:
-    case ErrorCode::POSE_UNREACHABLE:  // known before any search: answered at once, not retried
-      return MoveItErrorCodes::NO_IK_SOLUTION;
-    case ErrorCode::INVALID_POSE:
-      return MoveItErrorCodes::INVALID_GOAL_CONSTRAINTS;
-    case ErrorCode::INVALID_LINK:
-      return MoveItErrorCodes::INVALID_LINK_NAME;
-    case ErrorCode::INVALID_FRAME:
-      return MoveItErrorCodes::FRAME_TRANSFORM_FAILURE;
-    case ErrorCode::INVALID_SEED_STATE:
-    case ErrorCode::NON_FINITE_INPUT:
-      return MoveItErrorCodes::INVALID_ROBOT_STATE;
-    case ErrorCode::POSE_NOT_SERVED:
-      return MoveItErrorCodes::INVALID_GROUP_NAME;
-    default:
-      return MoveItErrorCodes::FAILURE;
-  }
-}
-
 // Answers closer than this (rad, largest joint difference) are one answer (pose_solver.DISTINCT).
 constexpr double DISTINCT = 0.05;
 
@@ -142,16 +92,6 @@ geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
   return pose;
 }
 }  // namespace
-
-LOInKKinematicsPlugin::~LOInKKinematicsPlugin()
-{
-  // A flag, not cancel() alone: a cancel() that comes before the thread's first wait is lost.
-  stopping_ = true;
-  if (executor_)
-    executor_->cancel();
-  if (spinner_.joinable())
-    spinner_.join();
-}
 
 bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, const moveit::core::RobotModel& robot_model,
                                        const std::string& group_name, const std::string& base_frame,
@@ -193,7 +133,27 @@ bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, cons
     return false;
   }
   if (!service_.empty())
-    return initializeService(node, group_name, wait);
+  {
+    ServiceSolver::Options options{ service_, base_frame_, getTipFrame(), joint_names_, position_only_,
+                                    solutions_per_call_ };
+    std::vector<double> middle;
+    for (const moveit::core::JointModel* joint : group_->getActiveJointModels())
+    {
+      const auto& bounds = joint->getVariableBounds()[0];
+      middle.push_back(0.5 * (bounds.min_position_ + bounds.max_position_));
+    }
+    const auto probe = toMsg(linkTransform(middle, robot_model_->getLinkModel(getTipFrame())));
+    std::string why_not;
+    service_solver_ = ServiceSolver::create(node, group_name, options, wait, probe, middle, why_not);
+    if (!service_solver_)
+    {
+      RCLCPP_ERROR(LOGGER, "group '%s': %s", group_name.c_str(), why_not.c_str());
+      return false;
+    }
+    RCLCPP_INFO(LOGGER, "group '%s' (%zu joints, tip %s): answers from %s", group_name.c_str(), joint_names_.size(),
+                getTipFrame().c_str(), service_.c_str());
+    return true;
+  }
 
   in_process.position_only = position_only_;
   in_process.position_tolerance = position_tolerance_;
@@ -211,63 +171,6 @@ bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, cons
   RCLCPP_INFO(LOGGER, "group '%s' (%zu joints, tip %s): answers in-process from %s", group_name.c_str(),
               joint_names_.size(), getTipFrame().c_str(), inprocess_->library().path().c_str());
   return true;
-}
-
-bool LOInKKinematicsPlugin::initializeService(const rclcpp::Node::SharedPtr& node, const std::string& group_name,
-                                              double wait)
-{
-  rclcpp::NodeOptions options;
-  options.start_parameter_services(false).start_parameter_event_publisher(false).use_global_arguments(false);
-  client_node_ = std::make_shared<rclcpp::Node>(clientNodeName(node->get_name(), group_name),
-                                                node->get_namespace(), options);
-  try
-  {
-    client_ = client_node_->create_client<SolvePose>(service_);
-  }
-  catch (const std::exception& e)
-  {
-    RCLCPP_ERROR(LOGGER, "group '%s': loink_service '%s' is no service name: %s", group_name.c_str(),
-                 service_.c_str(), e.what());
-    return false;
-  }
-  executor_ = std::make_shared<rclcpp::executors::SingleThreadedExecutor>();
-  executor_->add_node(client_node_);
-  spinner_ = std::thread([this] {
-    while (!stopping_ && rclcpp::ok())
-      executor_->spin_once(SPIN_WAIT);
-  });
-  // Discovery takes a moment: wait for the node once here, not inside the first request.
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
-  if (!client_->wait_for_service(std::chrono::duration<double>(wait)))
-    RCLCPP_WARN(LOGGER, "%s is not served yet (waited %.1f s): requests fail with COMMUNICATION_FAILURE "
-                "until loink_node runs", service_.c_str(), wait);
-  else if (!firstRoundTrip(until))
-    RCLCPP_WARN(LOGGER, "%s did not answer a first request within %.1f s", service_.c_str(), wait);
-  RCLCPP_INFO(LOGGER, "group '%s' (%zu joints, tip %s): answers from %s", group_name.c_str(), joint_names_.size(),
-              getTipFrame().c_str(), service_.c_str());
-  return true;
-}
-
-bool LOInKKinematicsPlugin::firstRoundTrip(Clock::time_point until) const
-{
-  // DDS matches the node's reply path a moment after it sees our request path: a request sent
-  // in between goes unanswered. So one round trip (the pose of the joints' middle) before any
-  // caller's request, resent until answered.
-  std::vector<double> middle;
-  for (const moveit::core::JointModel* joint : group_->getActiveJointModels())
-  {
-    const auto& bounds = joint->getVariableBounds()[0];
-    middle.push_back(0.5 * (bounds.min_position_ + bounds.max_position_));
-  }
-  const geometry_msgs::msg::Pose pose = toMsg(linkTransform(middle, robot_model_->getLinkModel(getTipFrame())));
-  while (Clock::now() < until)
-  {
-    auto future = client_->async_send_request(request(pose, middle, {}, 0.0, 0, 1, 0.5));
-    if (future.wait_for(std::chrono::milliseconds(500)) == std::future_status::ready)
-      return true;
-    client_->remove_pending_request(future);
-  }
-  return false;
 }
 
 bool LOInKKinematicsPlugin::supportsGroup(const moveit::core::JointModelGroup* jmg, std::string* error_text_out) const
@@ -388,7 +291,7 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
                                    double timeout, const std::vector<double>& consistency_limits,
                                    std::vector<double>& solution, const IKCallbackFn& solution_callback,
                                    moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight,
-                                   unsigned attempts) const
+                                   unsigned attempts, std::vector<Candidate>* all) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
   if (!validRequest(seed, consistency_limits, error_code))
@@ -396,64 +299,27 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
   if (inprocess_)
     return searchInProcess(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code,
                            seed_weight);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(timeout > 0.0 ? timeout : default_timeout_));
-  error_code.val = MoveItErrorCodes::NO_IK_SOLUTION;
-  for (unsigned attempt = 0; attempts == 0 || attempt < attempts; ++attempt)
-  {
-    const auto remaining = deadline - Clock::now();
-    if (remaining <= Clock::duration::zero())
-      break;
-    if (!client_->service_is_ready() && !client_->wait_for_service(remaining))
-    {
-      RCLCPP_WARN(LOGGER, "%s is not served: is loink_node running?", service_.c_str());
-      error_code.val = MoveItErrorCodes::COMMUNICATION_FAILURE;
+  // Ranked alternatives only for a callback that may reject answers, or for all of them.
+  const unsigned count = solution_callback || all ? static_cast<unsigned>(std::max(1, solutions_per_call_)) : 1;
+  const ServiceSolver::Accept accept = [&](const std::vector<double>& q) {
+    if (!checked(q, ik_pose))
       return false;
-    }
-    // The node's own deadline comes first, so that its answer arrives before ours.
-    // Ranked alternatives only for a callback that may reject answers.
-    const unsigned count = solution_callback ? static_cast<unsigned>(std::max(1, solutions_per_call_)) : 1;
-    auto future = client_->async_send_request(request(ik_pose, seed, consistency_limits, seed_weight, attempt,
-                                                      count, NODE_SHARE * seconds(deadline - Clock::now())));
-    if (future.wait_until(deadline + GRACE) != std::future_status::ready)
-    {
-      client_->remove_pending_request(future);
-      error_code.val = MoveItErrorCodes::TIMED_OUT;
-      return false;
-    }
-    const SolvePose::Response::SharedPtr response = future.get();
-    if (!response->success)
-    {
-      error_code.val = moveitCode(response->error_code);
-      if (error_code.val != MoveItErrorCodes::NO_IK_SOLUTION)
-        RCLCPP_WARN(LOGGER, "%s refused the request: %s", service_.c_str(), response->message.c_str());
-      return false;
-    }
-    for (const auto& answer : response->solutions)
-    {
-      std::vector<double> q = groupJoints(answer.joint_state);
-      if (q.empty())
-      {
-        RCLCPP_ERROR(LOGGER, "%s answers without all of group '%s''s joints: it serves another robot",
-                     service_.c_str(), getGroupName().c_str());
-        error_code.val = MoveItErrorCodes::INVALID_GROUP_NAME;
-        return false;
-      }
-      if (!checked(q, ik_pose))
-        continue;
-      if (solution_callback)
-      {
-        solution_callback(ik_pose, q, error_code);
-        if (error_code.val != MoveItErrorCodes::SUCCESS)
-          continue;  // rejected: the next ranked answer
-      }
-      solution = q;
-      error_code.val = MoveItErrorCodes::SUCCESS;
+    if (!solution_callback)
       return true;
-    }
-    error_code.val = MoveItErrorCodes::NO_IK_SOLUTION;
-  }
-  return false;
+    moveit_msgs::msg::MoveItErrorCodes verdict;
+    solution_callback(ik_pose, q, verdict);
+    return verdict.val == MoveItErrorCodes::SUCCESS;
+  };
+  const auto answers = service_solver_->solve(ik_pose, seed, timeout > 0.0 ? timeout : default_timeout_,
+                                              consistency_limits, seed_weight, attempts, count, all != nullptr,
+                                              accept, error_code);
+  if (answers.empty())
+    return false;
+  solution = answers.front().q;
+  if (all)
+    for (const auto& answer : answers)
+      all->push_back({ answer.q, answer.cost });
+  return true;
 }
 
 bool LOInKKinematicsPlugin::validRequest(const std::vector<double>& seed, const std::vector<double>& consistency_limits,
@@ -474,7 +340,8 @@ bool LOInKKinematicsPlugin::validRequest(const std::vector<double>& seed, const 
 bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
                                             double timeout, const std::vector<double>& consistency_limits,
                                             std::vector<double>& solution, const IKCallbackFn& solution_callback,
-                                            moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight) const
+                                            moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight,
+                                            unsigned count, InProcessSolver::Outcome* all) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
   const double deadline = InProcessSolver::monotonicNow() + (timeout > 0.0 ? timeout : default_timeout_);
@@ -504,8 +371,8 @@ bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_p
     solution_callback(ik_pose, q, verdict);
     return verdict.val == MoveItErrorCodes::SUCCESS;
   };
-  const InProcessSolver::Outcome outcome =
-      inprocess_->solve(toEigen(ik_pose), seed, seed_weight, lower, upper, deadline, 1, accept);
+  InProcessSolver::Outcome outcome =
+      inprocess_->solve(toEigen(ik_pose), seed, seed_weight, lower, upper, deadline, count, accept);
   if (outcome.answers.empty())
   {
     // Certain (beyond reach, no configuration in the bounds): no solution; else out of time.
@@ -515,6 +382,74 @@ bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_p
   }
   solution = outcome.answers.front();
   error_code.val = MoveItErrorCodes::SUCCESS;
+  if (all)
+    *all = std::move(outcome);
+  return true;
+}
+
+std::vector<LOInKKinematicsPlugin::Candidate>
+LOInKKinematicsPlugin::candidates(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
+                                  double timeout, const std::vector<double>& consistency_limits,
+                                  const IKCallbackFn& solution_callback, bool& continued,
+                                  moveit_msgs::msg::MoveItErrorCodes& error_code) const
+{
+  std::vector<Candidate> out;
+  std::vector<double> first;
+  continued = false;
+  if (!inprocess_)
+  {
+    search(ik_pose, seed, timeout, consistency_limits, first, solution_callback, error_code, seed_consistency_, 0,
+           &out);
+    return out;
+  }
+  InProcessSolver::Outcome outcome;
+  if (!validRequest(seed, consistency_limits, error_code) ||
+      !searchInProcess(ik_pose, seed, timeout, consistency_limits, first, solution_callback, error_code,
+                       seed_consistency_, static_cast<unsigned>(solutions_per_call_), &outcome))
+    return out;
+  continued = outcome.continued;
+  for (std::size_t i = 0; i < outcome.answers.size(); ++i)
+    out.push_back({ outcome.answers[i], outcome.costs[i] });
+  return out;
+}
+
+bool LOInKKinematicsPlugin::searchPositionIK(const std::vector<geometry_msgs::msg::Pose>& ik_poses,
+                                             const std::vector<double>& ik_seed_state, double timeout,
+                                             const std::vector<double>& consistency_limits,
+                                             std::vector<double>& solution, const IKCallbackFn& solution_callback,
+                                             const IKCostFn& cost_function,
+                                             moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                             const kinematics::KinematicsQueryOptions& options,
+                                             const moveit::core::RobotState* context_state) const
+{
+  if (!cost_function || ik_poses.size() != 1)
+    return KinematicsBase::searchPositionIK(ik_poses, ik_seed_state, timeout, consistency_limits, solution,
+                                            solution_callback, cost_function, error_code, options, context_state);
+  bool continued = false;
+  const auto found =
+      candidates(ik_poses[0], ik_seed_state, timeout, consistency_limits, solution_callback, continued, error_code);
+  if (found.empty())
+    return false;
+  // The caller's cost sees each answer in a state of the context's other joints.
+  moveit::core::RobotState state = context_state ? *context_state : moveit::core::RobotState(robot_model_);
+  if (!context_state)
+    state.setToDefaultValues();
+  const double reach = continued ? maxDifference(found.front().q, ik_seed_state) : 0.0;
+  double best = std::numeric_limits<double>::infinity();
+  for (const Candidate& candidate : found)
+  {
+    if (continued && maxDifference(candidate.q, ik_seed_state) > reach)
+      continue;  // a jump away from the continuation
+    state.setJointGroupPositions(group_, candidate.q);
+    state.update();
+    const double total = candidate.cost + cost_function(ik_poses[0], state, group_, ik_seed_state);
+    if (total < best)
+    {
+      best = total;
+      solution = candidate.q;
+    }
+  }
+  error_code.val = moveit_msgs::msg::MoveItErrorCodes::SUCCESS;
   return true;
 }
 
@@ -551,53 +486,9 @@ bool LOInKKinematicsPlugin::getPositionIK(const std::vector<geometry_msgs::msg::
   return result.kinematic_error == kinematics::KinematicErrors::OK;
 }
 
-LOInKKinematicsPlugin::SolvePose::Request::SharedPtr
-LOInKKinematicsPlugin::request(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
-                               const std::vector<double>& consistency_limits, double seed_weight, unsigned attempt,
-                               unsigned count, double remaining) const
-{
-  auto req = std::make_shared<SolvePose::Request>();
-  req->pose.header.frame_id = base_frame_;
-  req->pose.pose = ik_pose;
-  req->link = getTipFrame();
-  req->position_only = position_only_;
-  req->seed.name = joint_names_;
-  req->seed.position = seed;
-  req->seed_weight = seed_weight;
-  if (!consistency_limits.empty())
-    for (std::size_t i = 0; i < seed.size(); ++i)
-    {
-      req->joint_lower.push_back(seed[i] - consistency_limits[i]);
-      req->joint_upper.push_back(seed[i] + consistency_limits[i]);
-    }
-  req->avoid_collisions = false;  // MoveIt checks collisions through the solution callback
-  req->count = count;
-  req->attempt = attempt;
-  const double r = std::max(remaining, 1e-6);
-  req->timeout.sec = static_cast<int32_t>(r);
-  req->timeout.nanosec = static_cast<uint32_t>((r - static_cast<int32_t>(r)) * 1e9);
-  return req;
-}
-
 bool LOInKKinematicsPlugin::isSeed(const std::vector<double>& q) const
 {
   return q.size() == joint_names_.size() && std::all_of(q.begin(), q.end(), [](double v) { return std::isfinite(v); });
-}
-
-std::vector<double> LOInKKinematicsPlugin::groupJoints(const sensor_msgs::msg::JointState& state) const
-{
-  std::vector<double> q(joint_names_.size());
-  std::size_t found = 0;
-  for (std::size_t i = 0; i < state.name.size() && i < state.position.size(); ++i)
-  {
-    auto it = joint_index_.find(state.name[i]);
-    if (it != joint_index_.end())
-    {
-      q[it->second] = state.position[i];
-      ++found;
-    }
-  }
-  return found == q.size() ? q : std::vector<double>();
 }
 
 bool LOInKKinematicsPlugin::checked(const std::vector<double>& q, const geometry_msgs::msg::Pose& ik_pose) const

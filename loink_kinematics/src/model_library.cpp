@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -30,6 +31,27 @@ std::string cacheDir()
     return std::string(xdg) + "/loink_ros";
   const char* home = std::getenv("HOME");
   return std::string(home ? home : "") + "/.cache/loink_ros";
+}
+
+// The library's own check of the CPU features it was built for (loink_model.h), before any
+// other call into it: a library built on a CPU with instructions this one lacks (a
+// workstation's AVX-512) would otherwise kill move_group with SIGILL at the first solve.
+bool cpuCanRun(void* handle, const std::string& path, const std::string& model, std::string& error)
+{
+  const auto* features = static_cast<const char*>(dlsym(handle, "loink_cpu_features"));
+  const auto missing = reinterpret_cast<decltype(&loink_cpu_missing)>(dlsym(handle, "loink_cpu_missing"));
+  if (!features || !missing)
+  {
+    error = path + " has no CPU check (built by an older version): " + fix(model) + " --rebuild";
+    return false;
+  }
+  std::string lacking(std::strlen(features) + 1, '\0');
+  if (missing(lacking.data(), static_cast<int>(lacking.size())) == 0)
+    return true;
+  lacking.resize(std::strlen(lacking.c_str()));
+  error = path + " was built for CPU features this CPU lacks (" + lacking +
+          ") and would crash this process: rebuild it on this machine, " + fix(model);
+  return false;
 }
 }  // namespace
 
@@ -107,6 +129,8 @@ std::unique_ptr<ModelLibrary> ModelLibrary::open(const std::string& model, const
     error = self->path_ + " cannot be loaded (" + dlerror() + "): " + fix(model) + " --rebuild";
     return nullptr;
   }
+  if (!cpuCanRun(self->handle_, self->path_, model, error))
+    return nullptr;
   using Data = const loink_model_data* (*)();
   const auto get = reinterpret_cast<Data>(dlsym(self->handle_, "loink_model"));
   self->ranked_ = reinterpret_cast<decltype(&loink_pose_ranked)>(dlsym(self->handle_, "loink_pose_ranked"));

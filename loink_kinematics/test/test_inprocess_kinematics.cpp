@@ -3,6 +3,8 @@
 //   LOINK_PANDA_URDF, LOINK_PANDA_SRDF (panda_groups.srdf)  the robot model
 //   LOINK_MODEL, LOINK_OTHER_MODEL    panda_full.json, xarm7_full.json (another robot's joints)
 //   LOINK_CACHE_DIR                   where `loink moveit-library` wrote their libraries
+//   LOINK_FOREIGN_LIBRARY, LOINK_FOREIGN_FEATURE   panda_full's library with a CPU feature this
+//                                     CPU lacks among those its check requires
 //   LOINK_PARITY                      lines "x y z qx qy qz qw q1..q7": panda_link8 poses and the
 //                                     node's PoseSolver answers to them (seed: none, weight 0)
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include <moveit/kinematics_base/kinematics_base.hpp>
+#include <moveit/robot_state/robot_state.hpp>
 #include <pluginlib/class_loader.hpp>
 #include <rclcpp/rclcpp.hpp>
 
@@ -247,6 +250,63 @@ TEST(InProcess, ASeedThatSolvesThePoseIsTheNearestAnswer)
   }
 }
 
+double largestDifference(const std::vector<double>& a, const std::vector<double>& b)
+{
+  double largest = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    largest = std::max(largest, std::fabs(a[i] - b[i]));
+  return largest;
+}
+
+// MoveIt's cost-function overload (setFromIK's cost_function): a caller's cost that charges
+// the cheapest answer gets another valid one; a seed beside the pose still gets no jump.
+TEST(InProcess, ACostFunctionReranksTheAnswers)
+{
+  using CostFn = kinematics::KinematicsBase::IKCostFn;
+  std::size_t reranked = 0;
+  for (std::size_t k = 0; k < 10; ++k)
+  {
+    const Reference& r = world->references[k];
+    std::vector<double> plain, charged;
+    MoveItErrorCodes code;
+    ASSERT_TRUE(world->solver->searchPositionIK(r.pose, world->middle, 0.05, plain, code));
+    const CostFn charge_plain = [&](const Pose&, const moveit::core::RobotState& state,
+                                    const moveit::core::JointModelGroup* group, const std::vector<double>&) {
+      std::vector<double> q;
+      state.copyJointGroupPositions(group, q);
+      return largestDifference(q, plain) < 1e-9 ? 1e3 : 0.0;
+    };
+    ASSERT_TRUE(world->solver->searchPositionIK(std::vector<Pose>{ r.pose }, world->middle, 0.05, {}, charged,
+                                                kinematics::KinematicsBase::IKCallbackFn(), charge_plain, code));
+    EXPECT_EQ(code.val, MoveItErrorCodes::SUCCESS);
+    expectAt(charged, r.pose);
+    reranked += largestDifference(charged, plain) > 0.05;
+  }
+  EXPECT_GE(reranked, 8u);
+  std::size_t continued = 0;
+  for (std::size_t k = 0; k < 10; ++k)
+  {
+    std::vector<double> seed = world->references[k].q, q;
+    seed[0] += 0.01;   // the pose 1 cm or so from the seed's own
+    const Pose target = poseOf(seed);
+    seed[0] -= 0.01;
+    MoveItErrorCodes code;
+    const CostFn anything_else = [&](const Pose&, const moveit::core::RobotState& state,
+                                     const moveit::core::JointModelGroup* group, const std::vector<double>&) {
+      std::vector<double> v;
+      state.copyJointGroupPositions(group, v);
+      return largestDifference(v, seed) < 0.3 ? 1e3 : 0.0;
+    };
+    if (!world->solver->searchPositionIK(std::vector<Pose>{ target }, seed, 0.05, {}, q, kinematics::KinematicsBase::IKCallbackFn(),
+                                         anything_else, code))
+      continue;
+    expectAt(q, target);
+    EXPECT_LT(largestDifference(q, seed), 0.3);
+    ++continued;
+  }
+  EXPECT_GE(continued, 8u);
+}
+
 TEST(InProcess, MultipleSolutionsAreDistinctAndValid)
 {
   std::size_t several = 0;
@@ -303,6 +363,20 @@ TEST(InProcess, MissingCorruptAndStaleFilesAreRefusedAtInitialize)
   both.emplace_back("robot_description_kinematics.panda_arm.loink_service", "/loink/loink_node/solve_pose");
   EXPECT_FALSE(initialized(both));
   fs::remove_all(scratch);
+}
+
+// A library built where the CPU has a feature this one lacks (its check says so) is refused at
+// initialize with one line naming the file, the feature and the command; it is never called.
+TEST(InProcess, ALibraryBuiltForAnotherCpuIsRefusedNotRun)
+{
+  std::string error;
+  EXPECT_FALSE(loink_kinematics::ModelLibrary::open(env("LOINK_MODEL"), env("LOINK_FOREIGN_LIBRARY"), error));
+  EXPECT_NE(error.find(env("LOINK_FOREIGN_LIBRARY")), std::string::npos) << error;
+  EXPECT_NE(error.find("CPU features this CPU lacks (" + env("LOINK_FOREIGN_FEATURE") + ")"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("loink moveit-library"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_FALSE(initialized(modelParameters("panda_arm", env("LOINK_MODEL"), env("LOINK_FOREIGN_LIBRARY"))));
 }
 
 TEST(InProcess, AModelOfOtherJointsIsRefused)

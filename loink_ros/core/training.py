@@ -2,6 +2,8 @@
 
 import csv
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -27,7 +29,9 @@ class TrainingDiverged(RuntimeError):
 
 @dataclass
 class TrainConfig:
-    """Training settings; `cost_weight` is the loss weight lambda."""
+    """Training settings; `cost_weight` is the loss weight lambda. `threads` is torch's CPU
+    thread count for the run: a float sum's order follows it, so the same seed gives the same
+    losses and weights, bit for bit, only at the same thread count (docs/TRAINING.md)."""
 
     network: NetworkConfig = field(default_factory=NetworkConfig)
     cost_weight: float = 1.0
@@ -38,6 +42,7 @@ class TrainConfig:
     val_fraction: float = 0.1
     seed: int = 0
     device: str = 'auto'
+    threads: int = 1
 
     @classmethod
     def from_dict(cls, data: dict) -> 'TrainConfig':
@@ -100,9 +105,30 @@ def _evaluate(net: LOInKNet, tensors: list[torch.Tensor], weight: float) -> list
         return [float(v) for v in net.loss(*tensors, weight)]
 
 
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op thread count set to `count` for the block, then restored."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train(dataset: Dataset, problem: Problem, config: TrainConfig, out_dir: Path,
           resume: bool = True, progress: bool = True) -> TrainResult:
-    """Train on `dataset`; checkpoints and log.csv go to `out_dir` after every epoch."""
+    """Train on `dataset`; checkpoints and log.csv go to `out_dir` after every epoch. The run
+    sets what its result depends on (the seeds, torch's thread count) itself, so it does not
+    depend on what the process did before."""
+    if config.threads < 1:
+        raise ValueError(f'threads must be at least 1, not {config.threads}')
+    with torch_threads(config.threads):
+        return _train(dataset, problem, config, out_dir, resume, progress)
+
+
+def _train(dataset: Dataset, problem: Problem, config: TrainConfig, out_dir: Path,
+           resume: bool, progress: bool) -> TrainResult:
     _check_data(dataset)
     out_dir.mkdir(parents=True, exist_ok=True)
     device = pick_device(config.device)
@@ -118,7 +144,7 @@ def train(dataset: Dataset, problem: Problem, config: TrainConfig, out_dir: Path
     checkpoint_path = out_dir / CHECKPOINT
     if resume and checkpoint_path.exists():
         state = torch.load(checkpoint_path, map_location=device, weights_only=True)
-        if state['config'] != asdict(config):
+        if TrainConfig.from_dict(state['config']) != config:   # keys added since: defaults
             raise ValueError(f'{checkpoint_path} was written with other settings; '
                              'use a new output folder or --no-resume')
         net.load_state_dict(state['model'])

@@ -3,7 +3,9 @@
 Models whose task holds the whole tip position (x, y, z; a pose model adds the orientation)
 are answered by the PoseSolver: the full pose (position and orientation, to task_tolerance m
 and rotation_tolerance rad), or the position alone with position_only_ik; the answer is the
-lowest-cost one found (plus seed_consistency ||q - seed||^2 when that weight is > 0), inside
+robot_state's continuation where that state's pose lies beside the target (runtime/
+continuation.py: on its branch, no jump), else the lowest-cost one found (plus
+seed_consistency ||q - seed||^2 when that weight is > 0, in place of the continuation), inside
 the joint limits narrowed by the request's joint constraints, checked by forward kinematics,
 and free of self-collision when avoid_collisions is set and the robot has an SRDF.
 ik_request.timeout (else ik_timeout) is the deadline of its random-restart fallback; a pose
@@ -122,6 +124,9 @@ class MoveItIK:
         if self.pose_solver is not None:
             answer = self.solve_pose(ik, seed, bounds, settings, began + timeout, avoid)
             q, reason = answer.q, answer.reason
+            if reason is not None and answer.source == 'continuation':   # certain, at once
+                response.solution = solved_state(ik.robot_state, index, self.joint_names, q)
+                raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, reason)
         else:
             task = [getattr(ik.pose_stamped.pose.position, axis) for axis in self.axes]
             solution, reason = self.search(task, seed, settings, began + timeout, avoid)
@@ -143,7 +148,7 @@ class MoveItIK:
             raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, unreachable)
         weight = settings.seed_consistency if seed is not None else 0.0
         lower, upper = bounds if bounds is not None else (None, None)
-        request = PoseRequest(target, seed if weight > 0.0 else None, weight, lower, upper,
+        request = PoseRequest(target, seed, weight, lower, upper,
                               deadline, avoid_collisions,
                               (settings.task_tolerance, settings.rotation_tolerance))
         return self.pose_solver.solve(request)

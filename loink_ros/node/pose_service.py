@@ -56,7 +56,8 @@ class PoseService:
         response.success = answers[0].success
         if not response.success:
             response.error_code = ErrorCode.NO_SOLUTION
-            response.message = f'no solution by the deadline; the closest: {answers[0].reason}'
+            response.message = (answers[0].reason if answers[0].source == 'continuation' else
+                                f'no solution by the deadline; the closest: {answers[0].reason}')
 
     def pose_request(self, request: SolvePose.Request, settings: Settings,
                      began: float) -> tuple[PoseRequest, int]:
@@ -98,7 +99,7 @@ class PoseService:
         unreachable = self.links.beyond_reach(target, settings.task_tolerance, request.link)
         if unreachable is not None:
             raise SolverError(ErrorCode.POSE_UNREACHABLE, unreachable)
-        return PoseRequest(target, seed if weight > 0.0 else None, weight, lower, upper,
+        return PoseRequest(target, seed, weight, lower, upper,
                            began + timeout, avoid,
                            (settings.task_tolerance, settings.rotation_tolerance)), count
 

@@ -53,7 +53,7 @@ def cmd_train(args) -> None:
     network = NetworkConfig(args.blocks, args.depth, args.mu, args.nu, args.learn_bounds,
                             args.cost_hidden)
     config = TrainConfig(network, args.cost_weight, args.epochs, args.batch_size, args.lr,
-                         args.lr_final, args.val_fraction, args.seed, args.device)
+                         args.lr_final, args.val_fraction, args.seed, args.device, args.threads)
     try:
         result = train(data, problem, config, args.out, resume=not args.no_resume)
     except TrainingDiverged as err:
@@ -197,6 +197,11 @@ def cmd_bench(args) -> None:
                                       args.seed or bench_moveit_plugin.BENCH_SEED, args.robot,
                                       args.model), args.json)
         return
+    if args.target == 'moveit-cartesian':
+        from loink_ros.tools.bench import moveit_cartesian
+        tasks = args.tasks or moveit_cartesian.DEFAULT_LINES
+        _emit(moveit_cartesian.run(tasks, 2 * tasks // 5, tasks // 5, args.servo_paths), args.json)
+        return
     from loink_ros.tools.bench import magneto as bench_magneto
     from loink_ros.tools.bench import magneto_verify
     from loink_ros.tools.bench import panda as bench_panda
@@ -322,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--val-fraction', type=float, default=0.1)
     p.add_argument('--seed', type=int, default=0)
     p.add_argument('--device', default='auto', help='auto, cpu or cuda')
+    p.add_argument('--threads', type=int, default=1,
+                   help="torch's CPU threads (default 1); the same seed gives the same network "
+                   'bit for bit at the same thread count (docs/TRAINING.md)')
     p.add_argument('--no-resume', action='store_true')
     p.set_defaults(func=cmd_train)
 
@@ -395,7 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
                    '(searchPositionIK through the MoveIt plugin against TRAC-IK; needs '
                    'scripts/setup_moveit.sh), or stream (full-pose streams at 1 kHz against '
                    'TRAC-IK and pink, --robot), or stream-lags (where and why the pose stream '
-                   'lags on smooth paths, and from which postures it would not, --robot)')
+                   'lags on smooth paths, and from which postures it would not, --robot), or '
+                   'moveit-cartesian (MoveIt\'s CartesianInterpolator and a Servo-like loop '
+                   'through the plugin against KDL; needs scripts/setup_moveit.sh)')
     p.add_argument('--robot', default='panda', help='pose, stream, stream-lags: the robot (its pose model); '
                    'moveit-plugin: panda or xarm7 (its model)')
     p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
@@ -405,7 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
                    '2000 requests per client count for node; imports: 20 processes per module; '
                    'pose: 10000 poses; moveit-plugin: 10000 poses; stream: 200 smooth '
                    'trajectories, and a quarter as many near-singular and leaving the reach; '
-                   'stream-lags: 8 smooth trajectories)')
+                   'stream-lags: 8 smooth trajectories; moveit-cartesian: 500 lines, and '
+                   '2/5 as many rotations and 1/5 as many circles and squares)')
+    p.add_argument('--servo-paths', type=int, default=20,
+                   help='moveit-cartesian: smooth stream paths of the Servo-like loop (default 20)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
                    'instead of starting one')
     p.add_argument('--load', type=int, default=0,

@@ -41,11 +41,15 @@ public:
   struct Outcome
   {
     std::vector<std::vector<double>> answers;   // group order, lowest objective first
+    std::vector<double> costs;                  // the model's cost of each answer
+    bool continued{ false };                    // a continuation: answers[0] continues from the
+                                                // seed, or there is no answer (no retry)
     bool unreachable{ false };                  // beyond the model's reach: answered at once
   };
   // Up to `count` accepted answers for the tip pose (base frame), by `deadline` (a
   // CLOCK_MONOTONIC time in seconds): the ranked answers of one call, then fresh attempts
   // while none is accepted and time is left. `lower`/`upper` bound the joints (group order).
+  // With seed_weight 0, a seed beside the pose is continued first, or not answered (loink_pose.h).
   Outcome solve(const Eigen::Isometry3d& pose, const std::vector<double>& seed, double seed_weight,
                 const std::vector<double>& lower, const std::vector<double>& upper, double deadline,
                 unsigned count, const Accept& accept) const;

@@ -4,22 +4,19 @@
 // loink_node (~/solve_pose, loink_msgs/srv/SolvePose).
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include <Eigen/Geometry>
-#include <loink_msgs/srv/solve_pose.hpp>
 #include <moveit/kinematics_base/kinematics_base.hpp>
 #include <moveit/robot_model/joint_model_group.hpp>
 #include <moveit/robot_model/link_model.hpp>
 #include <rclcpp/rclcpp.hpp>
 
 #include "loink_kinematics/inprocess_solver.hpp"
+#include "loink_kinematics/service_solver.hpp"
 
 namespace loink_kinematics
 {
@@ -27,7 +24,6 @@ class LOInKKinematicsPlugin : public kinematics::KinematicsBase
 {
 public:
   LOInKKinematicsPlugin() = default;
-  ~LOInKKinematicsPlugin() override;
 
   bool initialize(const rclcpp::Node::SharedPtr& node, const moveit::core::RobotModel& robot_model,
                   const std::string& group_name, const std::string& base_frame,
@@ -58,6 +54,19 @@ public:
                         moveit_msgs::msg::MoveItErrorCodes& error_code,
                         const kinematics::KinematicsQueryOptions& options) const override;
 
+  // MoveIt's cost-function overload (RobotState::setFromIK's cost_function, also through the
+  // Cartesian interpolator): the ranked answers, each checked and accepted by the callback, and
+  // the one lowest in the model's cost plus cost_function's returned. Where the request
+  // continues from the seed, only answers no farther from the seed than its continuation
+  // compete (no jump). Without a cost function: KinematicsBase's (the single-pose overloads).
+  using kinematics::KinematicsBase::searchPositionIK;
+  bool searchPositionIK(const std::vector<geometry_msgs::msg::Pose>& ik_poses, const std::vector<double>& ik_seed_state,
+                        double timeout, const std::vector<double>& consistency_limits,
+                        std::vector<double>& solution, const IKCallbackFn& solution_callback,
+                        const IKCostFn& cost_function, moveit_msgs::msg::MoveItErrorCodes& error_code,
+                        const kinematics::KinematicsQueryOptions& options = kinematics::KinematicsQueryOptions(),
+                        const moveit::core::RobotState* context_state = nullptr) const override;
+
   // LOInK's distinct ranked answers, cheapest first (at most solutions_per_call), in-process;
   // one answer from the node in service mode (KinematicsBase's behaviour).
   using kinematics::KinematicsBase::getPositionIK;
@@ -79,38 +88,42 @@ public:
   bool setRedundantJoints(const std::vector<unsigned int>& redundant_joint_indices) override;
 
 private:
-  using SolvePose = loink_msgs::srv::SolvePose;
 
-  bool initializeService(const rclcpp::Node::SharedPtr& node, const std::string& group_name, double wait);
   // The in-process search behind every IK call: the ranked answers checked by the RobotModel
   // and the callback, fresh starts until the timeout. Answers at once for what is certain
   // (bad input, beyond reach).
   bool searchInProcess(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
                        const std::vector<double>& consistency_limits, std::vector<double>& solution,
                        const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
-                       double seed_weight) const;
+                       double seed_weight, unsigned count = 1, InProcessSolver::Outcome* outcome = nullptr) const;
   // In-process: the ranked answers (cheapest first), then the answer kept near the seed
   // unless it is one of them; each checked by the RobotModel. getPositionIK returns the
   // nearest of them, the multiple-solution getPositionIK all of them.
   std::vector<std::vector<double>> nearSeed(const geometry_msgs::msg::Pose& ik_pose,
                                             const std::vector<double>& seed) const;
+  // An answer and the model's cost of it.
+  struct Candidate
+  {
+    std::vector<double> q;
+    double cost;
+  };
+  // Every accepted answer of one search (in-process: one ranked call, the continuation first
+  // where there is one, `continued` set; service mode: the node's first answered attempt).
+  std::vector<Candidate> candidates(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
+                                    double timeout, const std::vector<double>& consistency_limits,
+                                    const IKCallbackFn& solution_callback, bool& continued,
+                                    moveit_msgs::msg::MoveItErrorCodes& error_code) const;
   // Seed and consistency limits usable, else INVALID_ROBOT_STATE with a warning.
   bool validRequest(const std::vector<double>& seed, const std::vector<double>& consistency_limits,
                     moveit_msgs::msg::MoveItErrorCodes& error_code) const;
   // The one service search behind every IK call; `attempts` 1 for getPositionIK (no re-seeding).
+  // `all` (optional) receives every accepted answer of the attempt that gave the solution.
   bool search(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
               const std::vector<double>& consistency_limits, std::vector<double>& solution,
               const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
-              double seed_weight, unsigned attempts) const;
-  SolvePose::Request::SharedPtr request(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
-                                        const std::vector<double>& consistency_limits, double seed_weight,
-                                        unsigned attempt, unsigned count, double remaining) const;
-  // One answered request before any caller's (resent until `until`); false if none came.
-  bool firstRoundTrip(std::chrono::steady_clock::time_point until) const;
+              double seed_weight, unsigned attempts, std::vector<Candidate>* all = nullptr) const;
   // One finite value per group joint.
   bool isSeed(const std::vector<double>& q) const;
-  // The group's joints of one answer (names mapped), or empty when it does not list them all.
-  std::vector<double> groupJoints(const sensor_msgs::msg::JointState& state) const;
   // Inside the group's limits and at the pose by the RobotModel's transforms.
   bool checked(const std::vector<double>& q, const geometry_msgs::msg::Pose& ik_pose) const;
   Eigen::Isometry3d linkTransform(const std::vector<double>& q, const moveit::core::LinkModel* link) const;
@@ -124,11 +137,6 @@ private:
   int solutions_per_call_{ 8 };
   std::unique_ptr<InProcessSolver> inprocess_;   // null in service mode
 
-  // Our own node and executor thread: move_group's node is never added to a second executor.
-  rclcpp::Node::SharedPtr client_node_;
-  std::shared_ptr<rclcpp::executors::SingleThreadedExecutor> executor_;
-  std::thread spinner_;
-  std::atomic<bool> stopping_{ false };
-  rclcpp::Client<SolvePose>::SharedPtr client_;
+  std::unique_ptr<ServiceSolver> service_solver_;  // null in-process
 };
 }  // namespace loink_kinematics

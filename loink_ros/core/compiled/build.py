@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from loink_ros.core.compiled import cpu_features
 from loink_ros.core.problems.problem import Problem
 
 PACKAGE = Path(__file__).resolve().parent
@@ -25,9 +26,10 @@ SOURCES = sorted([*PACKAGE.glob('*.py'), *PACKAGE.glob('*.[ch]'),
                   *(PACKAGE.parent / 'problems').rglob('*.py')])
 # No -ffast-math: the kernel must keep IEEE semantics (NaN checks, the reference's rounding).
 FLAGS = ['-O3', '-fPIC', '-std=c99']
-# For this machine's vector units (~20% faster); dropped if the compiler refuses it. The
-# cache key names the CPU, so a cache shared by other machines is not reused by them.
-NATIVE = '-march=native'
+# For this machine's vector units (~20% faster), where the library can check at load that
+# the CPU has them (cpu_features.py); dropped if the compiler refuses it. The cache key names
+# the CPU, so a cache shared by other machines is not reused by them.
+NATIVE = cpu_features.NATIVE
 COMPILE_TIMEOUT_S = 600
 
 
@@ -95,9 +97,10 @@ def compiled_library(problem: Problem, rebuild: bool = False) -> Build:
 
 def _build(problem: Problem, path: Path, extra: dict[str, str] | None = None) -> None:
     """Generate (with the `extra` C sources, {file name: text}), compile each source into an
-    object at once (a large generated program compiles beside the rest), link them into a
-    temporary file beside `path`, then move it in place (atomic: concurrent builds of the same
-    key leave one whole library)."""
+    object at once (a large generated program compiles beside the rest), for this CPU where
+    the library can check it at load, link them with that check into a temporary file beside
+    `path`, then move it in place (atomic: concurrent builds of the same key leave one whole
+    library)."""
     if shutil.which(compiler()) is None:
         raise BuildError(f'no C compiler: {compiler()!r} is not on PATH (set CC)')
     symbolic = problem.symbolic()
@@ -114,14 +117,22 @@ def _build(problem: Problem, path: Path, extra: dict[str, str] | None = None) ->
         objects = [str(Path(work, f'{unit.stem}.o')) for unit in units]
         compiles = [[compiler(), *FLAGS, f'-I{work}', f'-I{PACKAGE}', '-c', str(unit), '-o', obj]
                     for unit, obj in zip(units, objects)]
-        if _compile([[*command, NATIVE] for command in compiles]) is not None:
-            error = _compile(compiles)
-            if error is not None:
-                raise BuildError(error)
-        error = _compile([[compiler(), '-shared', *objects, '-o', str(target), '-lm', '-lpthread']])
-        if error is not None:
-            raise BuildError(error)
+        features = cpu_features.native_features(compiler())
+        if not features or _compile([[*command, NATIVE] for command in compiles]) is not None:
+            features = ()
+            _raise_on(_compile(compiles))
+        check = Path(work, cpu_features.SOURCE)
+        check.write_text(cpu_features.check_source(features))
+        objects.append(str(check.with_suffix('.o')))
+        _raise_on(_compile([[compiler(), *FLAGS, '-c', str(check), '-o', objects[-1]]]))
+        _raise_on(_compile([[compiler(), '-shared', *objects, '-o', str(target), '-lm',
+                             '-lpthread']]))
         os.replace(target, path)
+
+
+def _raise_on(error: str | None) -> None:
+    if error is not None:
+        raise BuildError(error)
 
 
 def _compile(commands: list[list[str]]) -> str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from loink_ros.core.compiled.cpu_features import load_checked
 from loink_ros.core.compiled.packed_model import pack
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime.model_file import ModelFile
@@ -23,7 +24,10 @@ POSE_FIELDS = 5
 # Columns of RankedResult.info (loink_pose.h's LOINK_RANKED_*), and the sources' codes.
 RANKED_POSITION_ERROR, RANKED_ROTATION_ERROR, RANKED_OBJECTIVE, RANKED_COST, RANKED_SOURCE = range(5)
 RANKED_FIELDS = 5
-SOURCES = ('prior', 'optimum', 'latent', 'seed', 'restart')
+SOURCES = ('prior', 'optimum', 'latent', 'seed', 'restart', 'continuation')
+# Fields of loink_pose_continue's info.
+CONTINUE_POSITION_ERROR, CONTINUE_ROTATION_ERROR, CONTINUE_DRIFTED = range(3)
+CONTINUE_FIELDS = 3
 _POINTER, _INT, _REAL = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 # loink_accept: 0 accepts the answer q.
 ACCEPT = ctypes.CFUNCTYPE(_INT, _POINTER, ctypes.POINTER(_REAL))
@@ -37,7 +41,9 @@ class PoseSettings(ctypes.Structure):
                 ('inverse_max_iter', _INT), ('inverse_tol', _REAL), ('distinct', _REAL),
                 ('exact_position', _REAL), ('exact_rotation', _REAL), ('centre', _POINTER),
                 ('spread', _POINTER), ('task_rows', _POINTER), ('task_lower', _POINTER),
-                ('task_upper', _POINTER), ('latents', _POINTER)]
+                ('task_upper', _POINTER), ('latents', _POINTER),
+                ('continuation_gate', _REAL * 2), ('continuation_reach', _REAL * 3),
+                ('drift_share', _REAL), ('singular_margin', _REAL), ('velocity', _POINTER)]
 
 
 class PoseQuery(ctypes.Structure):
@@ -47,6 +53,13 @@ class PoseQuery(ctypes.Structure):
                 ('attempt', _INT), ('lower', _POINTER), ('upper', _POINTER), ('seed', _POINTER),
                 ('seed_weight', _REAL), ('tol_position', _REAL), ('tol_rotation', _REAL),
                 ('deadline', _REAL)]
+
+
+class ContinueSettings(ctypes.Structure):
+    """loink_pose.h's loink_continue_settings."""
+
+    _fields_ = [('smoothing', _REAL), ('drift_share', _REAL), ('velocity', _POINTER),
+                ('singular_margin', _REAL), ('exact_position', _REAL), ('exact_rotation', _REAL)]
 
 
 # loink_pose_ranked(ints, reals, settings, request, accept, context, q_out, info, tried).
@@ -98,7 +111,7 @@ class CompiledKernel:
     """One model on one problem; the library from compiled.build.compiled_library."""
 
     def __init__(self, library: Path, model: ModelFile, problem: Problem):
-        lib = ctypes.CDLL(str(library))
+        lib = load_checked(library)
         self._solve, self._forward = lib.loink_solve, lib.loink_forward
         self._solve.argtypes = [_POINTER, _POINTER, _INT, _POINTER, _POINTER, _REAL, _INT,
                                 _INT, _POINTER]
@@ -116,6 +129,11 @@ class CompiledKernel:
                 raise RuntimeError(f'{library.name}: unexpected pose result layout')
             self._ranked = lib.loink_pose_ranked
             self._ranked.argtypes = RANKED_ARGTYPES
+            if lib.loink_continue_fields() != CONTINUE_FIELDS:
+                raise RuntimeError(f'{library.name}: unexpected continuation result layout')
+            self._continue = lib.loink_pose_continue
+            self._continue.argtypes = [_POINTER, _INT, _POINTER, _POINTER, _POINTER, _POINTER,
+                                       ctypes.POINTER(ContinueSettings), _POINTER, _POINTER]
         self.library, self._local = library, threading.local()
         self.ints, self.reals = pack(model, problem)
         self._ints, self._reals = self.ints.ctypes.data, self.reals.ctypes.data
@@ -219,6 +237,27 @@ class CompiledKernel:
                    float(tolerance[1]), int(descents), out.ctypes.data)
         return PoseKernelResult(out[:rows * n].reshape(rows, n),
                                 out[rows * n:].reshape(rows, POSE_FIELDS))
+
+    def pose_continue(self, target: np.ndarray, position_only: bool, start: np.ndarray,
+                      reach: np.ndarray, lower: np.ndarray, upper: np.ndarray, smoothing: float,
+                      drift_share: float, velocity: np.ndarray | None, singular_margin: float,
+                      exact: tuple[float, float]) -> tuple[bool, np.ndarray, np.ndarray]:
+        """loink_pose_continue (runtime/continuation.continue_pose): (on the pose, q (n,),
+        info by the CONTINUE_ fields); `velocity` None: a stream's drift box."""
+        arrays = [np.ascontiguousarray(a, np.float64) for a in (target, start, reach, lower, upper)]
+        if arrays[0].shape != (12,) or any(a.shape != (self.dim,) for a in arrays[1:]):
+            raise ValueError(f'target (12,) and four ({self.dim},) arrays are needed')
+        target, start, reach, lower, upper = arrays
+        if velocity is not None:
+            velocity = np.ascontiguousarray(velocity, np.float64)
+        q, info = np.empty(self.dim), np.empty(CONTINUE_FIELDS)
+        how = ContinueSettings(float(smoothing), float(drift_share),
+                               None if velocity is None else velocity.ctypes.data,
+                               float(singular_margin), float(exact[0]), float(exact[1]))
+        exact_pose = self._continue(target.ctypes.data, int(position_only), start.ctypes.data,
+                                    reach.ctypes.data, lower.ctypes.data, upper.ctypes.data,
+                                    ctypes.byref(how), q.ctypes.data, info.ctypes.data)
+        return bool(exact_pose), q, info
 
     def pose_ranked(self, settings: PoseSettings, query: PoseQuery, count: int,
                     accept: ACCEPT) -> RankedResult:

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 /* Raised whenever loink_model_data or loink_pose.h change. */
-#define LOINK_MODEL_ABI 2
+#define LOINK_MODEL_ABI 3
 
 typedef struct {
   int abi;                          /* LOINK_MODEL_ABI of the build */
@@ -31,6 +31,13 @@ typedef struct {
 } loink_model_data;
 
 const loink_model_data *loink_model(void);
+
+/* The CPU features the rest of the library was compiled for (space separated; "" when built
+ * portable), and the ones this CPU lacks, written into out (size bytes), their count returned
+ * (compiled/cpu_features.py). Safe on any CPU: a loader calls it first and refuses the
+ * library where the count is not 0, since any other call could die on an illegal instruction. */
+extern const char loink_cpu_features[];
+int loink_cpu_missing(char *out, int size);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,17 @@ typedef struct {
   const double *task_lower;   /* p: the network's task is clipped into these bounds */
   const double *task_upper;
   const double *latents;      /* latent_count x (n - p) */
+  /* A request with a seed and no seed weight continues from the seed (continuation.c) when
+   * the seed's pose lies within continuation_gate (m, rad) of the target, each joint moving
+   * at most continuation_reach[0] + [1] d_position + [2] d_rotation on the way; the answer
+   * then drifts down the cost along the self-motion, each joint within drift_share x t x its
+   * velocity (t: the least time the step takes at the `velocity` joint speeds), unless that
+   * brings it nearer a singularity than singular_margin (smallest singular value). */
+  double continuation_gate[2];
+  double continuation_reach[3];
+  double drift_share;
+  double singular_margin;
+  const double *velocity;     /* n: the joints' velocity limits (URDF), or ones */
 } loink_pose_settings;
 
 /* One query (pose_solver.PoseRequest). */
@@ -51,17 +62,48 @@ typedef int (*loink_accept)(void *context, const double *q);
 enum { LOINK_RANKED_POSITION_ERROR, LOINK_RANKED_ROTATION_ERROR, LOINK_RANKED_OBJECTIVE,
        LOINK_RANKED_COST, LOINK_RANKED_SOURCE, LOINK_RANKED_FIELDS };
 enum { LOINK_SOURCE_PRIOR, LOINK_SOURCE_OPTIMUM, LOINK_SOURCE_LATENT, LOINK_SOURCE_SEED,
-       LOINK_SOURCE_RESTART };
+       LOINK_SOURCE_RESTART, LOINK_SOURCE_CONTINUATION };
 
 int loink_ranked_fields(void);
 
-/* Up to request->count valid answers at least `distinct` apart, lowest objective first,
+/* Where the request has a seed, no seed weight, and is a continuation (above): its answer
+ * comes first (source LOINK_SOURCE_CONTINUATION) when it is valid and the caller accepts it,
+ * the other answers following as below, at least `distinct` from it; otherwise the search
+ * below runs within the seed's reach alone (an answer farther would be a jump), and where it
+ * finds none, row 0 is the closest answer (the continuation's attempt, source
+ * LOINK_SOURCE_CONTINUATION, unless the search came closer). Every attempt alike.
+ * Up to request->count valid answers at least `distinct` apart, lowest objective first,
  * into q_out (count x n) and info (count x LOINK_RANKED_FIELDS); returns how many. 0: none
  * was valid by the deadline, and row 0 holds the answer closest to the pose. -1: the model
  * does not fit this library. `tried` receives the number of starts refined. */
 int loink_pose_ranked(const int *ints, const double *reals, const loink_pose_settings *settings,
                       const loink_pose_request *request, loink_accept accept, void *context,
                       double *q_out, double *info, int *tried);
+
+/* How a step continues (continuation.c; runtime/continuation.py). */
+typedef struct {
+  double smoothing;           /* mu_s of the drift's objective cost + mu_s ||q - from||^2 */
+  double drift_share;         /* the drift box: drift_share x reach (velocity NULL: a stream, whose
+                                 reach is its velocity budget), or drift_share x t x velocity, t
+                                 the least time the step takes at those speeds (a request) */
+  const double *velocity;     /* n, or NULL */
+  double singular_margin;     /* the drift may not end nearer a singularity than this (smallest
+                                 singular value of the pose Jacobian) and than before */
+  double exact_position;      /* on the pose within these (m, rad) */
+  double exact_rotation;
+} loink_continue_settings;
+
+/* One step on from `from` (n) towards `target` (12) inside lower/upper (n): Gauss-Newton
+ * inside from +/- reach (n), its steps at most half the reach; then, where that is on the pose,
+ * the descent of cost + smoothing ||q - from||^2 along the self-motion inside the drift box
+ * (above), kept unless it ends nearer a singularity than before and than singular_margin, and
+ * for a request where the arm is less agile there (the tip's slowest speed at the velocity
+ * limits). q_out (n), info: position error, rotation error, 1 if it drifted. Returns 1 on the
+ * pose, else 0. */
+int loink_pose_continue(const double *target, int position_only, const double *from,
+                        const double *reach, const double *lower, const double *upper,
+                        const loink_continue_settings *how, double *q_out, double *info);
+int loink_continue_fields(void);
 
 #ifdef __cplusplus
 }

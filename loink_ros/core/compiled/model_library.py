@@ -15,13 +15,14 @@ import numpy as np
 
 from loink_ros.core.compiled.build import Build, _build, cache_dir, cache_key
 from loink_ros.core.compiled.compiled_kernel import RANKED_ARGTYPES, PoseSettings
+from loink_ros.core.compiled.cpu_features import load_checked
 from loink_ros.core.compiled.packed_model import pack
 from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime.model_file import ModelFile
 
 SOURCE = 'model_data.c'
-ABI = 2   # loink_model.h's LOINK_MODEL_ABI
+ABI = 3   # loink_model.h's LOINK_MODEL_ABI
 
 
 def identity(path: Path) -> str:
@@ -64,12 +65,15 @@ def _built_from(path: Path) -> str | None:
         _, data = load_library(path)
     except (OSError, AttributeError):
         return None
-    return data.build_key.decode() if data.abi == ABI else None
+    if data.abi != ABI:   # another layout: nothing past `abi` can be read
+        return None
+    return data.build_key.decode() if data.build_key else None
 
 
 def model_source(model: ModelFile, problem: Problem, key: str) -> str:
     """model_data.c: loink_model() of this model, its numbers written exactly (%a), with
     `key` as its build key."""
+    from loink_ros.core.runtime import continuation
     from loink_ros.core.runtime.pose_solver import DISTINCT, EXACT, PoseSolver
     from loink_ros.core.runtime.solver import LOInKSolver
     pose = PoseSolver(LOInKSolver(model, problem, runtime='numpy'))
@@ -91,6 +95,7 @@ def model_source(model: ModelFile, problem: Problem, key: str) -> str:
         _array('double', 'task_lower', model.task_lower),
         _array('double', 'task_upper', model.task_upper),
         _array('double', 'latents', pose.latents.ravel()),
+        _array('double', 'velocity', pose.drift_velocity),
         f'static const char *const joint_names[] = {{{names}}};',
         'static const loink_model_data data = {',
         f'  LOINK_MODEL_ABI, {_string(model.name)}, {_string(identity(model.path))},'
@@ -100,7 +105,10 @@ def model_source(model: ModelFile, problem: Problem, key: str) -> str:
         f'  {{{pose.prior_starts}, {pose.restarts}, {pose.descents}, {pose.max_rounds},'
         f' {len(pose.latents)}, {int(pose.network_for_poses)}, {solver._max_iter},'
         f' {solver._tol.hex()}, {DISTINCT.hex()}, {EXACT[0].hex()}, {EXACT[1].hex()},',
-        f'   {centre}, spread, task_rows, task_lower, task_upper, latents}},',
+        f'   {centre}, spread, task_rows, task_lower, task_upper, latents,',
+        f'   {{{", ".join(float(v).hex() for v in continuation.GATE)}}},'
+        f' {{{", ".join(float(v).hex() for v in continuation.REACH)}}},'
+        f' {continuation.STEP_DRIFT_SHARE.hex()}, {continuation.SINGULAR_MARGIN.hex()}, velocity}},',
         f'  {_string(key)}}};',
         'const loink_model_data *loink_model(void) { return &data; }', ''])
 
@@ -132,7 +140,7 @@ class ModelData(ctypes.Structure):
 
 def load_library(path: Path) -> tuple[ctypes.CDLL, ModelData]:
     """A model library and its loink_model() (as the plugin loads it; tests and benches)."""
-    lib = ctypes.CDLL(str(path))
+    lib = load_checked(path)
     lib.loink_model.restype = ctypes.POINTER(ModelData)
     lib.loink_pose_ranked.argtypes = RANKED_ARGTYPES
     return lib, lib.loink_model().contents

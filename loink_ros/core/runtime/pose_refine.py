@@ -125,8 +125,10 @@ def _errors(error: np.ndarray) -> tuple[float, float]:
 
 
 def converge(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower: np.ndarray,
-             upper: np.ndarray, steps: int = NEWTON_STEPS) -> tuple[np.ndarray, np.ndarray, int]:
-    """(q, pose error, steps taken) after damped Gauss-Newton inside [lower, upper]."""
+             upper: np.ndarray, steps: int = NEWTON_STEPS,
+             max_step: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """(q, pose error, steps taken) after damped Gauss-Newton inside [lower, upper], each
+    step at most `max_step` rad a joint (None: MAX_STEP, POSITION_MAX_STEP for a position)."""
     q = np.clip(q, lower, upper)
     error = pose_error(problem, q, target)
     turns = problem.revolute & (upper - lower >= FULL_TURN)
@@ -141,7 +143,7 @@ def converge(problem: KinematicProblem, q: np.ndarray, target: PoseTarget, lower
         damping = DAMPING_FLOOR + DAMPING_GAIN * norm
         gram = jac_free @ jac_free.T + damping * np.eye(target.rows)
         dq = jac_free.T @ np.linalg.solve(gram, error)
-        largest, cap = np.abs(dq).max(), MAX_STEP if target.rows == 6 else POSITION_MAX_STEP
+        largest, cap = np.abs(dq).max(), max_step or (MAX_STEP if target.rows == 6 else POSITION_MAX_STEP)
         if largest > cap:
             dq *= cap / largest
         q[free] += dq

@@ -1,6 +1,12 @@
 """Full-pose IK on a kinematic model: cost-informed starts, exact pose refinement in the
 limits with cost descent along the self-motion, random restarts as the fallback.
 
+0. Continuation: a request with a seed and no seed weight whose seed lies beside its pose
+   (continuation.py's rule) is answered first by continuing from the seed on its branch and
+   down the cost along the self-motion as far as continuity allows; the ranked answers below
+   follow it. Where that answer is not valid, the search below runs within the seed's reach
+   alone (an answer farther would be a jump), at every attempt. Otherwise (a far or random
+   seed, or none) the seed plays no part.
 1. Starts: fixed draws around the cost's minimiser (Problem.cost_minimiser), where the
    optimum of most poses lies; the seed itself in seed-consistent mode, with the draws
    moved towards it by w / (1 + w) (METHOD.md s.4 with mu_s = w); and the network's answer
@@ -32,6 +38,9 @@ import numpy as np
 
 from loink_ros.core.compiled.compiled_kernel import (
     ACCEPT,
+    CONTINUE_DRIFTED,
+    CONTINUE_POSITION_ERROR,
+    CONTINUE_ROTATION_ERROR,
     OBJECTIVE,
     POSITION_ERROR,
     RANKED_COST,
@@ -46,6 +55,13 @@ from loink_ros.core.compiled.compiled_kernel import (
 )
 from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.arms.rotation_chart import chart
+from loink_ros.core.runtime import continuation
+from loink_ros.core.runtime.continuation import (
+    Continued,
+    continuation_reach,
+    continue_pose,
+    drift_velocity,
+)
 from loink_ros.core.runtime.pose_refine import PoseObjective, PoseTarget, pose_error, refine_poses
 from loink_ros.core.runtime.smoothing import smoothing_share
 from loink_ros.core.runtime.splitmix import SplitMix, prior_stream, restart_stream
@@ -88,7 +104,9 @@ def prior_spread(problem: KinematicProblem) -> np.ndarray:
 @dataclass
 class PoseRequest:
     """One full-pose (or position-only) query. `lower`/`upper` narrow the model's limits
-    (joint constraints); `seed_weight` w > 0 with a seed asks for answers near the seed."""
+    (joint constraints); a seed with `seed_weight` 0 continues from it where it lies beside
+    the pose (module docstring, 0); `seed_weight` w > 0 with a seed asks for answers near
+    the seed."""
 
     target: PoseTarget
     seed: np.ndarray | None = None
@@ -103,8 +121,8 @@ class PoseRequest:
 @dataclass
 class PoseAnswer:
     """The best answer found; `reason` None means it is a solution. `source` says which start
-    gave it: 'prior', 'optimum', 'latent', 'seed' or 'restart'; `starts` counts the starts
-    refined."""
+    gave it: 'prior', 'optimum', 'latent', 'seed', 'restart' or 'continuation'; `starts`
+    counts the starts refined."""
 
     q: np.ndarray
     cost: float
@@ -144,6 +162,7 @@ class PoseSolver:
         self.latents = np.vstack([np.zeros((1, solver.model.latent_dim)), z])
         self.centre = self.problem.cost_minimiser() if use_prior else None
         self.spread = prior_spread(self.problem)
+        self.drift_velocity = drift_velocity(self.problem)
         kernel = solver.kernel
         # The C path takes the network's task from the tip position: not for pose models.
         compiled = kernel is not None and kernel.has_pose and not self.problem.is_pose
@@ -157,14 +176,36 @@ class PoseSolver:
             (self.spread, np.float64), (np.asarray(self.problem.rows), np.int32),
             (model.task_lower, np.float64), (model.task_upper, np.float64),
             (self.latents, np.float64),
-            (self.centre if self.centre is not None else np.zeros(0), np.float64))]
-        spread, rows, task_lower, task_upper, latents, centre = self._arrays
+            (self.centre if self.centre is not None else np.zeros(0), np.float64),
+            (self.drift_velocity, np.float64))]
+        spread, rows, task_lower, task_upper, latents, centre, velocity = self._arrays
         return PoseSettings(
             self.prior_starts, self.restarts, self.descents, self.max_rounds, len(self.latents),
             int(self.network_for_poses), solver._max_iter, solver._tol, DISTINCT, EXACT[0],
             EXACT[1], centre.ctypes.data if self.centre is not None else None,
             spread.ctypes.data, rows.ctypes.data, task_lower.ctypes.data,
-            task_upper.ctypes.data, latents.ctypes.data)
+            task_upper.ctypes.data, latents.ctypes.data, continuation.GATE,
+            continuation.REACH, continuation.STEP_DRIFT_SHARE, continuation.SINGULAR_MARGIN,
+            velocity.ctypes.data)
+
+    def continue_from(self, start: np.ndarray, target: PoseTarget, reach: np.ndarray,
+                      lower: np.ndarray, upper: np.ndarray, smoothing: float,
+                      request: bool = False) -> Continued:
+        """One step on from `start` inside start +/- reach and [lower, upper]
+        (continuation.continue_pose; compiled kernel or numpy): a stream's step, or with
+        `request` a request's, whose drift scales with the step's time."""
+        velocity = self.drift_velocity if request else None
+        if self.kernel is None:
+            return continue_pose(self.problem, target, start, reach, lower, upper, smoothing,
+                                 EXACT, velocity)
+        flat = np.concatenate([target.position, target.rotation.ravel()])
+        on_pose, q, info = self.kernel.pose_continue(
+            flat, target.position_only, start, reach, lower, upper, smoothing,
+            continuation.STEP_DRIFT_SHARE if request else continuation.DRIFT_SHARE,
+            velocity, continuation.SINGULAR_MARGIN, EXACT)
+        return Continued(q, float(info[CONTINUE_POSITION_ERROR]),
+                         float(info[CONTINUE_ROTATION_ERROR]), on_pose,
+                         bool(info[CONTINUE_DRIFTED]))
 
     def network_task(self, target: PoseTarget) -> np.ndarray:
         """The model's task vector of the target, clipped into the training bounds (a start
@@ -221,19 +262,30 @@ class PoseSolver:
         answers = []
         for q, info in zip(result.q, result.info):
             position, rotation = info[RANKED_POSITION_ERROR], info[RANKED_ROTATION_ERROR]
+            source = SOURCES[int(info[RANKED_SOURCE])]
             reason = None if result.found else self._failure(q, position, rotation, request)
             answers.append(PoseAnswer(q.copy(), float(info[RANKED_COST]),
                                       float(info[RANKED_OBJECTIVE]), float(position),
-                                      float(rotation), SOURCES[int(info[RANKED_SOURCE])],
-                                      result.tried, reason))
-        return (answers, None, result.tried) if result.found else ([], answers[0], result.tried)
+                                      float(rotation), source, result.tried, reason))
+        if result.found:
+            return answers, None, result.tried
+        return [], self._unanswered(request, lower, upper, answers[0]), result.tried
 
     def _ranked_numpy(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
                       count: int, attempt: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
         """The reference of loink_pose_ranked: the same starts, draws and ranking."""
-        starts, sources = self._starts(request, lower, upper, attempt)
-        found, best, tried = self._collect(starts, sources, request, lower, upper, count,
-                                           None, 0)
+        bounds = lower, upper
+        continuation, tried = self._continued(request, lower, upper)
+        found, best = [], None
+        if continuation is not None and continuation.reason is None:
+            found = [continuation]
+        elif continuation is not None:   # the search within the seed's reach alone
+            best = continuation
+            lower, upper = self._within_reach(request, lower, upper)
+        if len(found) < count:
+            starts, sources = self._starts(request, lower, upper, attempt)
+            found, best, tried = self._collect(starts, sources, request, lower, upper, count,
+                                               best, tried, found)
         draws = restart_stream(attempt)
         for _ in range(self.max_rounds):
             if found or (request.deadline is not None and time.monotonic() >= request.deadline):
@@ -241,7 +293,47 @@ class PoseSolver:
             starts = draws.uniform_rows(lower, upper, self.restarts)
             found, best, tried = self._collect(starts, ['restart'] * self.restarts, request,
                                                lower, upper, count, best, tried)
-        return found, best, tried
+        return found, None if found else self._unanswered(request, bounds[0], bounds[1], best), tried
+
+    def _continued(self, request: PoseRequest, lower: np.ndarray,
+                   upper: np.ndarray) -> tuple[PoseAnswer | None, int]:
+        """(the continuation's answer, which says why it is none when it is not valid, or
+        None where the request is no continuation; starts refined)."""
+        if request.seed is None or self._weight(request) > 0.0:
+            return None, 0
+        start = np.clip(np.asarray(request.seed, float), lower, upper)
+        reach = continuation_reach(self.problem, request.target, start)
+        if reach is None:
+            return None, 0
+        step = self.continue_from(start, request.target, reach, lower, upper, 0.0, True)
+        reason = self._failure(step.q, step.position_error, step.rotation_error, request)
+        if reason is None and not step.on_pose:
+            reason = 'not on the pose'
+        cost = float(self.problem.cost(step.q)[0])
+        return PoseAnswer(step.q, cost, cost, step.position_error, step.rotation_error,
+                          'continuation', 1, reason), 1
+
+    def _within_reach(self, request: PoseRequest, lower: np.ndarray,
+                      upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """A continuation request's bounds within the seed's reach, else None."""
+        if request.seed is None or self._weight(request) > 0.0:
+            return None
+        start = np.clip(np.asarray(request.seed, float), lower, upper)
+        reach = continuation_reach(self.problem, request.target, start)
+        if reach is None:
+            return None
+        return np.maximum(lower, start - reach), np.minimum(upper, start + reach)
+
+    def _unanswered(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
+                    best: PoseAnswer) -> PoseAnswer:
+        """`best` of a request with no answer, its reason saying so for a continuation."""
+        if self._within_reach(request, lower, upper) is None:
+            return best
+        start = np.clip(np.asarray(request.seed, float), lower, upper)
+        reach = continuation_reach(self.problem, request.target, start)
+        best.reason = (f'the seed lies beside the pose and no answer lies within {reach[0]:.3g} '
+                       f'rad a joint of it ({best.reason}); any other would be a jump')
+        return best
 
     def _bounds(self, request: PoseRequest) -> tuple[np.ndarray, np.ndarray]:
         lower = self.problem.lower if request.lower is None else np.maximum(request.lower, self.problem.lower)
@@ -305,11 +397,12 @@ class PoseSolver:
 
     def _collect(self, starts: np.ndarray, sources: list[str], request: PoseRequest,
                  lower: np.ndarray, upper: np.ndarray, count: int, best: PoseAnswer | None,
-                 tried: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
-        """Every start onto the pose, the `descents` lowest in objective down it; (up to
-        `count` valid answers DISTINCT apart, lowest objective first; of the others, the
-        closest to the pose, or `best` if closer; starts refined so far)."""
-        found = []
+                 tried: int, found: list[PoseAnswer] | None = None,
+                 ) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
+        """Every start onto the pose, the `descents` lowest in objective down it; (`found`
+        and up to `count` valid answers in all, DISTINCT apart, lowest objective first; of
+        the others, the closest to the pose, or `best` if closer; starts refined so far)."""
+        found = list(found or [])
         if not len(starts):
             return found, best, tried
         rows = self.refine(starts, request.target, lower, upper, request.seed,

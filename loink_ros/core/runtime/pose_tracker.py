@@ -1,20 +1,16 @@
 """Tracking a stream of full-pose targets: each step from the previous answer, inside the
 joint limits and the velocity limits, free of self-collision, with the smoothing mu_s.
 
-A step has two parts, both the pose solver's (compiled kernel where the model has one):
-1. Track: the exact pose refinement from q_prev onto the target, inside the box
-   q_prev +/- v dt (v: the URDF's velocity limits times a scale) and the joint limits.
-   Since no step leaves the box, the answer never jumps to another IK branch; when the
-   target moves faster than the box allows, the answer lags on its branch (the step says
-   what holds it) and catches up.
-2. Drift: where the target is reached, the descent of cost(q) + mu_s ||q - q_prev||^2 along
-   the self-motion, inside the box and within DRIFT_SHARE of it around the tracked answer
-   (the rest of the velocity budget stays with the tracking). For a unit quadratic cost the
-   minimiser is METHOD.md s.4's share rule, q = s q_prev + (1 - s) q_opt with
-   s = mu_s / (1 + mu_s): mu_s = 0 drifts to the cost's optimum on the pose as fast as that
-   allows, larger mu_s glides there. The drift is refused where it brings the arm nearer a
-   singularity than SINGULAR_MARGIN (smallest singular value of the pose Jacobian): at a
-   singularity the next targets could need unbounded joint speeds.
+A step is continuation.py's (the one implementation shared with the pose solver's requests
+that continue from their seed), with the box q_prev +/- v dt (v: the URDF's velocity limits
+times a scale):
+1. Track onto the target inside the box. Since no step leaves the box, the answer never
+   jumps to another IK branch; when the target moves faster than the box allows, the answer
+   lags on its branch (the step says what holds it) and catches up.
+2. Drift down cost(q) + mu_s ||q - q_prev||^2 along the self-motion where the target is
+   reached (METHOD.md s.4's share rule for a unit quadratic cost: mu_s = 0 drifts to the
+   cost's optimum on the pose as fast as the box allows, larger mu_s glides there), not
+   nearer a singularity.
 3. Catch up: where the tracked answer stays far from the target (a jump, or a target that
    came back into reach), a local refinement can stall; the step then heads in joint space
    for the target's solution nearest the previous answer (the pose solver's seed-consistent
@@ -31,15 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
-from loink_ros.core.runtime.pose_solver import EXACT, TOLERANCE, PoseRequest, PoseSolver
+from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseRequest, PoseSolver
 
 # Bisection steps towards the last free configuration when a step self-collides.
 COLLISION_BISECTIONS = 6
-# The drift's share of each joint's velocity budget per step.
-DRIFT_SHARE = 0.5
-# Smallest singular value of the pose Jacobian (m or rad per rad) the drift may go below
-# only by moving away from the singularity.
-SINGULAR_MARGIN = 0.05
 # Pose error (m, rad) beyond which a step heads for the nearest solution (catch up), and
 # the target motion after which that solution is sought again.
 CATCH_UP = (0.01, 0.05)
@@ -95,33 +86,19 @@ class PoseTracker:
         if self.q is None:
             return self._first(target)
         reach = self.velocity_scale * self.velocity_limits * dt
-        lower = np.maximum(self.problem.lower, self.q - reach)
-        upper = np.minimum(self.problem.upper, self.q + reach)
-        n = self.problem.dim
-        row = self.pose_solver.refine(self.q[None], target, lower, upper, self.q, 0.0, 0)[0]
-        q = row[:n]
-        if row[n] <= EXACT[0] and row[n + 1] <= EXACT[1]:
-            q = self._drift(q, target, lower, upper, reach)
-        elif row[n] > CATCH_UP[0] or row[n + 1] > CATCH_UP[1]:
+        step = self.pose_solver.continue_from(self.q, target, reach, self.problem.lower,
+                                              self.problem.upper, self.smoothing)
+        q = step.q
+        if not step.on_pose and (step.position_error > CATCH_UP[0]
+                                 or step.rotation_error > CATCH_UP[1]):
             goal = self._nearest_solution(target)
             if goal is not None:
                 q = self.q + np.clip(goal - self.q, -reach, reach)
         if self.avoid_collisions and self.problem.self_collisions(q):
             return self._finish(self._short_of_collision(q), target, 'self-collision ahead')
+        lower = np.maximum(self.problem.lower, self.q - reach)
+        upper = np.minimum(self.problem.upper, self.q + reach)
         return self._finish(q, target, self._held_by(q, lower, upper))
-
-    def _drift(self, q: np.ndarray, target: PoseTarget, lower: np.ndarray, upper: np.ndarray,
-               reach: np.ndarray) -> np.ndarray:
-        """The tracked answer q descended along the self-motion (module docstring, 2)."""
-        n = self.problem.dim
-        lower = np.maximum(lower, q - DRIFT_SHARE * reach)
-        upper = np.minimum(upper, q + DRIFT_SHARE * reach)
-        drifted = self.pose_solver.refine(q[None], target, lower, upper, self.q,
-                                          self.smoothing, 1)[0, :n]
-        margin = smallest_singular_value(self.problem, drifted)
-        if margin >= SINGULAR_MARGIN or margin >= smallest_singular_value(self.problem, q):
-            return drifted
-        return q
 
     def _nearest_solution(self, target: PoseTarget) -> np.ndarray | None:
         """The target's solution nearest the previous answer, sought again only once the
@@ -173,11 +150,6 @@ class PoseTracker:
         within = position <= self.tolerance[0] and rotation <= self.tolerance[1]
         self.q = q.copy()
         return TrackStep(q.copy(), position, rotation, None if within else short)
-
-
-def smallest_singular_value(problem, q: np.ndarray) -> float:
-    """How near q is to a singularity: the pose Jacobian's smallest singular value."""
-    return float(np.linalg.svd(problem.pose_jacobian(q), compute_uv=False)[-1])
 
 
 def _near(a: PoseTarget, b: PoseTarget) -> bool:

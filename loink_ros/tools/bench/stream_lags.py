@@ -21,10 +21,11 @@ from tqdm import tqdm
 
 from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import problem_for_model
+from loink_ros.core.runtime.continuation import smallest_singular_value
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import EXACT, PoseSolver
-from loink_ros.core.runtime.pose_tracker import PoseTracker, smallest_singular_value
+from loink_ros.core.runtime.pose_tracker import PoseTracker
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.bench.pose import MODELS
 from loink_ros.tools.bench.stream import DURATION_S, RATE_HZ, SEED, SMOOTHING

@@ -132,7 +132,7 @@ def train_config(spec: RobotSpec):
                                      net['learn_bounds'], net['cost_hidden']),
                        training['cost_weight'], training['epochs'], training['batch_size'],
                        training['lr'], training['lr_final'], training['val_fraction'],
-                       spec.seed, training['device'])
+                       spec.seed, training['device'], training['threads'])
 
 
 PARAMETERS = """# loink_node parameters for {name} (made by `loink robot train`); every other

@@ -40,7 +40,7 @@ SECTIONS: dict[str, dict[str, Field]] = {
                  'lr_final': Field('float', 1e-5, low=0.0),
                  'cost_weight': Field('float', 1.0, low=0.0),
                  'val_fraction': Field('float', 0.1, positive=True, high=0.5),
-                 'device': Field('device', 'auto')},
+                 'device': Field('device', 'auto'), 'threads': Field('int', 1, low=1)},
     'check': {'targets': Field('int', 60, low=1), 'starts': Field('int', 12, low=2),
               'max_ambiguous': Field('float', 0.05, low=0.0, high=1.0)},
     'bench': {'targets': Field('int', 200, low=1), 'starts': Field('int', 16, low=1)},
