@@ -1,5 +1,5 @@
 SHELL := /bin/bash
-.PHONY: setup moveit run test demo
+.PHONY: setup moveit ros2_control run test demo
 
 MODEL ?= panda
 
@@ -12,6 +12,11 @@ setup:
 moveit: setup
 	bash scripts/setup_moveit.sh
 
+# ros2_control on MoveIt's pieces, for the hardware tests (mock hardware), where
+# ../shared/ros2_control exists (about 2.5-6 min the first time, seconds when current).
+ros2_control: moveit
+	bash scripts/setup_ros2_control.sh
+
 # The main job: loink_node on a shipped model (MODEL=panda|planar3|...), as
 # `ros2 launch loink_ros loink.launch.py model:=$(MODEL)` starts it on a real install.
 run: setup
@@ -22,13 +27,13 @@ run: setup
 # this host isolate the tests from any other ROS graph on the machine. No bytecode: `ros2 launch` loads launch files
 # from the install's share/ and would leave __pycache__ there, which the next run's
 # test_ament_index rightly reports as an entry no package declared.
-test: setup moveit
+test: setup moveit ros2_control
 	@source ./env.sh && \
 	export ROS_DOMAIN_ID=$$(( RANDOM % 100 + 1 )) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST \
 	  PYTHONDONTWRITEBYTECODE=1 && \
 	echo "ROS_DOMAIN_ID=$$ROS_DOMAIN_ID" && \
 	ruff check . && \
-	python -m pytest -q test
+	python -m pytest -q --durations=20 test
 
 demo: setup
 	. ./env.sh && loink demo

@@ -15,13 +15,15 @@ setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*']),
-    # kernel.c and its headers: the compiled runtime builds them at first use (docs/COMPILED.md).
-    package_data={PACKAGE: ['robots/*.urdf', 'core/compiled/kernel.c', 'core/compiled/*.h']},
+    # kernel.c, the units it includes and its headers: the compiled runtime builds them at
+    # first use (docs/COMPILED.md).
+    package_data={PACKAGE: ['robots/*.urdf', 'core/compiled/*.c', 'core/compiled/*.h']},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
         ('share/' + PACKAGE, ['package.xml']),
         ('share/' + PACKAGE + '/launch', files('launch/*.py')),
         ('share/' + PACKAGE + '/config', files('config/*.yaml')),
+        ('share/' + PACKAGE + '/config/ros2_control', files('config/ros2_control/*.yaml')),
         ('share/' + PACKAGE + '/models', files('models/*')),
     ],
     install_requires=['setuptools'],
@@ -36,6 +38,7 @@ setup(
         'console_scripts': [
             'loink = loink_ros.tools.cli:main',
             'loink_node = loink_ros.node.main:main',
+            'robot_description_publisher = loink_ros.node.description_publisher:main',
         ],
     },
 )

@@ -78,19 +78,6 @@ double distance(const std::vector<double>& a, const std::vector<double>& b)
   return sum;
 }
 
-geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
-{
-  geometry_msgs::msg::Pose pose;
-  pose.position.x = t.translation().x();
-  pose.position.y = t.translation().y();
-  pose.position.z = t.translation().z();
-  const Eigen::Quaterniond q(t.linear());
-  pose.orientation.x = q.x();
-  pose.orientation.y = q.y();
-  pose.orientation.z = q.z();
-  pose.orientation.w = q.w();
-  return pose;
-}
 }  // namespace
 
 bool LOInKKinematicsPlugin::initialize(const rclcpp::Node::SharedPtr& node, const moveit::core::RobotModel& robot_model,

@@ -27,6 +27,7 @@
 #include <pluginlib/class_loader.hpp>
 #include <rclcpp/rclcpp.hpp>
 
+#include "loink_kinematics/pose_conversion.hpp"
 #include "robot_model_files.hpp"
 
 namespace
@@ -77,20 +78,6 @@ Eigen::Isometry3d readPose(std::istream& in)
   in >> x >> y >> z >> qx >> qy >> qz >> qw;
   Eigen::Isometry3d pose(Eigen::Quaterniond(qw, qx, qy, qz).normalized());
   pose.translation() = Eigen::Vector3d(x, y, z);
-  return pose;
-}
-
-geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
-{
-  geometry_msgs::msg::Pose pose;
-  pose.position.x = t.translation().x();
-  pose.position.y = t.translation().y();
-  pose.position.z = t.translation().z();
-  const Eigen::Quaterniond q(t.linear());
-  pose.orientation.x = q.x();
-  pose.orientation.y = q.y();
-  pose.orientation.z = q.z();
-  pose.orientation.w = q.w();
   return pose;
 }
 }  // namespace
@@ -164,7 +151,7 @@ int main(int argc, char** argv)
       out << "{\"kind\": \"servo\", \"states\": [";
       for (std::size_t k = 0; k < count; ++k)
       {
-        const geometry_msgs::msg::Pose pose = toMsg(readPose(in));
+        const geometry_msgs::msg::Pose pose = loink_kinematics::toMsg(readPose(in));
         std::vector<double> answer;
         moveit_msgs::msg::MoveItErrorCodes code;
         const auto call = Clock::now();

@@ -17,7 +17,8 @@ INTERNAL_FAILURES = ('INTERNAL_ERROR', 'FAILURE')
 
 class Diagnostics:
     """One DiagnosticStatus per period: model, request counts, solve times, stream counts (and
-    the pose stream's, with its largest tracking errors).
+    the pose stream's, with its largest tracking errors), the commands sent and whether the
+    output holds.
 
     Level WARN while the stream skips targets or a request failed with an internal error
     since the previous report; OK otherwise.
@@ -25,9 +26,10 @@ class Diagnostics:
 
     def __init__(self, node: Node, model: ModelFile, stats: RequestStats,
                  stream: Callable[[], StreamCounts], period: float,
-                 pose_stream: Callable[[], PoseStreamCounts] | None = None):
+                 pose_stream: Callable[[], PoseStreamCounts] | None = None,
+                 commands: Callable[[], dict[str, str]] | None = None):
         self.node, self.model, self.stats, self.stream = node, model, stats, stream
-        self.pose_stream = pose_stream
+        self.pose_stream, self.commands = pose_stream, commands
         self.publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
         self.previous: tuple[int, int] = (0, 0)   # skipped, internal errors at the last report
         node.create_timer(period, self.publish)
@@ -43,8 +45,12 @@ class Diagnostics:
             poses = self.pose_stream()
             values.update(pose_tracking_values(poses))
             skipped += poses.skipped
+        if self.commands is not None:
+            values.update(self.commands())
         now = (skipped, self.stats.failed_with(INTERNAL_FAILURES))
         level, message = DiagnosticStatus.OK, 'serving'
+        if values.get('holding', 'no') != 'no':
+            message = 'serving; holding the last command: no target for stream_timeout'
         if now != self.previous:
             level, message = DiagnosticStatus.WARN, ('stream targets skipped or a request '
                                                      'failed inside the node since the last report')

@@ -7,7 +7,11 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from loink_msgs.srv import GetModelInfo, Sample, Solve, SolvePose
+from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.node import parameters
+from loink_ros.node.command_output import CONTROLLERS, CommandOutput, ForwardPositionOutput, TrajectoryOutput
+from loink_ros.node.commander import Commander, command_values
+from loink_ros.node.controller_joints import command_joints, controller_joints
 from loink_ros.node.diagnostics import Diagnostics
 from loink_ros.node.failures import StartupError
 from loink_ros.node.ik_services import IKServices
@@ -21,17 +25,23 @@ from loink_ros.node.startup import load_solver
 from loink_ros.node.streaming import CurrentConfiguration, Streamer
 from loink_ros.node.usage import usage_lines
 
+# Seconds between checks for a stale target stream (commander.py).
+STALE_CHECK_S = 0.02
+
 
 class LOInKNode(Node):
     """Serves one model; raises StartupError when the model or a parameter is unusable.
 
-    The stream lives on `stream_node`, a helper node that main.py spins in its own
-    executor thread (rclpy executors take whole nodes, not callback groups).
+    The stream lives on `stream_node`, and the Cartesian path service on `paths_node`:
+    helper nodes that main.py spins in executor threads of their own (rclpy executors take
+    whole nodes, not callback groups), so that a long path neither delays a target nor the
+    other services.
     """
 
     def __init__(self):
         super().__init__('loink_node')
-        self.stream_node = self.helper_node()
+        self.stream_node = self.helper_node('stream')
+        self.paths_node = self.helper_node('paths')
         self.settings: Settings = parameters.declare(self)
         s = self.settings
         description = s.robot_description
@@ -66,24 +76,28 @@ class LOInKNode(Node):
                             self.get_logger(), self.stats)
         self.create_service(SolvePose, '~/solve_pose', poses.solve_pose, callback_group=services)
         names = self.stream_names(s)
+        self.commander = self.add_commander(s, names['solution'])
         self.streamer = Streamer(self.stream_node, self.get_logger(), names, self.solver,
-                                 self.current, self.robot)
+                                 self.current, self.robot, self.commander)
         self.pose_streamer = self.add_pose_stream(names, s)
         Diagnostics(self, self.solver.model, self.stats, self.streamer.snapshot,
                     s.diagnostics_period,
-                    self.pose_streamer.snapshot if self.pose_streamer else None)
+                    self.pose_streamer.snapshot if self.pose_streamer else None,
+                    self.command_diagnostics)
         self.add_moveit_service(services)
+        paths = self.add_cartesian_path_service()
         self.get_logger().info(f'serving model {self.solver.model.name} '
                                f'({self.solver.model.version}) from {self.solver.model.path}; '
                                'call it with:\n  ' + '\n  '.join(
                                    usage_lines(self, self.solver, s.target_topic,
                                                self.pose_solver is not None,
                                                s.pose_target_topic if self.pose_streamer
-                                               else None)))
+                                               else None,
+                                               s.cartesian_path_service if paths else None)))
 
-    def helper_node(self) -> Node:
-        """A node beside this one for the stream, in the same namespace, no remappings."""
-        return Node(f'{self.get_name()}_stream', namespace=self.get_namespace(),
+    def helper_node(self, role: str) -> Node:
+        """A node beside this one (`<name>_<role>`), in the same namespace, no remappings."""
+        return Node(f'{self.get_name()}_{role}', namespace=self.get_namespace(),
                     use_global_arguments=False, start_parameter_services=False,
                     enable_rosout=False)
 
@@ -98,10 +112,49 @@ class LOInKNode(Node):
                                f'to the tip; these are: {", ".join(served)}')
         try:
             return PoseStreamer(self.stream_node, self.get_logger(), names, self.pose_solver,
-                                self.current, self.robot, self.streamer.publisher)
+                                self.current, self.robot, self.streamer.publisher,
+                                self.commander)
         except ValueError as err:    # e.g. a URDF without velocity limits
             self.get_logger().warning(f'the pose stream is off: {err}')
             return None
+
+    def add_commander(self, s: Settings, solution_topic: str) -> Commander:
+        """The streams' commander and its output (commander.py, command_output.py), with the
+        stale-target check on the stream's thread; StartupError, one line, for a controller
+        whose joints are not the model's or a model without velocity limits."""
+        try:
+            limits = velocity_limits(self.solver.problem)
+        except ValueError as err:   # a URDF without velocity limits
+            if s.command_output != 'joint_state':
+                raise StartupError(f'command_output {s.command_output} needs velocity limits: '
+                                   f'{err}') from None
+            limits = None
+        output = None if s.command_output == 'joint_state' else self.command_output(s)
+        self.command_topic = solution_topic if output is None else output.topic
+        if output is not None:
+            self.get_logger().info(f'stream commands go to {self.command_topic} '
+                                   f'({s.command_output}, joints {output.joints})')
+        commander = Commander(output, limits, lambda: self.robot.positions, self.get_logger(),
+                              s.command_lead)
+        self.stream_node.create_timer(STALE_CHECK_S,
+                                      lambda: commander.check_stale(self.settings.stream_timeout))
+        return commander
+
+    def command_output(self, s: Settings) -> CommandOutput:
+        """The controller's output, in the joint order it reports (controller_joints.py)."""
+        default, suffix = CONTROLLERS[s.command_output]
+        controller = '/' + (s.controller or default).lstrip('/')
+        read = controller_joints(self.stream_node, controller, s.controller_timeout)
+        model = list(self.solver.problem.joint_names)
+        joints = command_joints(model, list(s.controller_joints), controller, read)
+        topic = self.resolve_topic_name(s.command_topic or f'{controller}/{suffix}')
+        if s.command_output == 'forward_position':
+            return ForwardPositionOutput(self.stream_node, topic, model, joints)
+        return TrajectoryOutput(self.stream_node, topic, model, joints)
+
+    def command_diagnostics(self) -> dict[str, str]:
+        return command_values(self.commander.snapshot(), self.settings.command_output,
+                              self.command_topic)
 
     def stream_names(self, s: Settings) -> dict[str, str]:
         """The streams' topic names, resolved by this node (its namespace and remappings)."""
@@ -138,7 +191,40 @@ class LOInKNode(Node):
         self.create_service(GetPositionIK, self.settings.moveit_service, handler.compute_ik,
                             callback_group=group)
 
+    def add_cartesian_path_service(self) -> bool:
+        """GetCartesianPath, for models that serve full poses, when moveit_msgs has it and the
+        URDF gives velocity limits, on paths_node under this node's resolved name;
+        StartupError for acceleration limits of another length."""
+        s = self.settings
+        n = self.solver.problem.dim
+        if s.acceleration_limits and len(s.acceleration_limits) != n:
+            raise StartupError(f'bad parameter acceleration_limits: {len(s.acceleration_limits)} '
+                               f'values; the model has {n} joints')
+        if self.pose_solver is None:
+            return False
+        try:
+            from moveit_msgs.srv import GetCartesianPath
+
+            from loink_ros.node.cartesian_service import CartesianPathService
+        except ImportError:
+            self.get_logger().info('moveit_msgs has no GetCartesianPath: the Cartesian path '
+                                   'service is off')
+            return False
+        from loink_ros.core.problems.arms.velocity_limits import velocity_limits
+        try:
+            limits = velocity_limits(self.pose_solver.problem)
+        except ValueError as err:
+            self.get_logger().warning(f'the Cartesian path service is off: {err}')
+            return False
+        handler = CartesianPathService(self.pose_solver, limits, self.current, self.get_logger(),
+                                       self.stats)
+        self.paths_node.create_service(GetCartesianPath,
+                                       self.resolve_service_name(s.cartesian_path_service),
+                                       handler.compute_cartesian_path)
+        return True
+
     def destroy_node(self) -> None:
-        """Destroy the stream's helper node too."""
+        """Destroy the helper nodes too."""
         self.stream_node.destroy_node()
+        self.paths_node.destroy_node()
         super().destroy_node()

@@ -43,17 +43,21 @@ def fail(reason: str) -> int:
 def serve(node: LOInKNode, services: Executor, stop: threading.Event) -> None:
     """Spin until `stop` is set, then finish the callbacks in flight and shut down.
 
-    Services run on `services` (parameter executor) in this thread; the stream's helper
-    node on a single-threaded executor of its own thread, so a busy service executor never
-    delays a target (docs/NODE.md, Threading: the layout was chosen by measurement).
+    Services run on `services` (parameter executor) in this thread; the stream's and the
+    Cartesian paths' helper nodes each on a single-threaded executor of its own thread, so a
+    busy service executor never delays a target, nor a long path the other services
+    (docs/NODE.md, Threading: the layout was chosen by measurement).
     """
     services.add_node(node)
-    streams = SingleThreadedExecutor()
-    streams.add_node(node.stream_node)
-    stream_thread = threading.Thread(target=spin_until, args=(streams, stop), daemon=True)
-    stream_thread.start()
+    threads = []
+    for helper in (node.stream_node, node.paths_node):
+        executor = SingleThreadedExecutor()
+        executor.add_node(helper)
+        threads.append(threading.Thread(target=spin_until, args=(executor, stop), daemon=True))
+        threads[-1].start()
     spin_until(services, stop)
-    stream_thread.join()
+    for thread in threads:
+        thread.join()
     node.destroy_node()
     rclpy.try_shutdown()
 

@@ -92,17 +92,8 @@ class MoveItIK:
                    response: GetPositionIK.Response) -> GetPositionIK.Response:
         """Solve, or answer the MoveIt error code that says why not."""
         began = time.monotonic()
-        code, message = MoveItErrorCodes.SUCCESS, ''
-        try:
-            self.answer(request.ik_request, response, began)
-        except Refusal as refusal:
-            code, message = refusal.code, refusal.message
-        except Exception as err:  # noqa: BLE001 - a bug must not take the node down
-            self.logger.error(f'compute_ik failed: {type(err).__name__}: {err}')
-            code, message = MoveItErrorCodes.FAILURE, f'{type(err).__name__}: {err}'
-        response.error_code = MoveItErrorCodes(val=code, message=message, source='loink')
-        self.stats.record('compute_ik', None if code == MoveItErrorCodes.SUCCESS
-                          else CODE_NAMES.get(code, str(code)), 1e3 * (time.monotonic() - began))
+        response.error_code = answered('compute_ik', lambda: self.answer(request.ik_request, response, began),
+                                       self.logger, self.stats)
         return response
 
     def answer(self, ik: PositionIKRequest, response: GetPositionIK.Response,
@@ -278,6 +269,24 @@ class MoveItIK:
             raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
                           'robot_state has NaN or inf in a group joint')
         return index, seed
+
+
+def answered(service: str, answer: Callable[[], None], logger: RcutilsLogger,
+             stats: RequestStats) -> MoveItErrorCodes:
+    """Run a MoveIt service's `answer`: SUCCESS, the code of the Refusal it raised, or
+    FAILURE (logged) for a bug, which must not take the node down; the request counted."""
+    began = time.monotonic()
+    code, message = MoveItErrorCodes.SUCCESS, ''
+    try:
+        answer()
+    except Refusal as refusal:
+        code, message = refusal.code, refusal.message
+    except Exception as err:  # noqa: BLE001 - a bug must not take the node down
+        logger.error(f'{service} failed: {type(err).__name__}: {err}')
+        code, message = MoveItErrorCodes.FAILURE, f'{type(err).__name__}: {err}'
+    stats.record(service, None if code == MoveItErrorCodes.SUCCESS else CODE_NAMES.get(code, str(code)),
+                 1e3 * (time.monotonic() - began))
+    return MoveItErrorCodes(val=code, message=message, source='loink')
 
 
 def solved_state(state: RobotState, index: dict[str, int] | None, names: list[str],

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
-from rclpy.exceptions import NameValidationException, ParameterException
+from rclpy.exceptions import NameValidationException, ParameterException, ParameterUninitializedException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -11,6 +11,7 @@ from rclpy.validate_topic_name import validate_topic_name
 
 from loink_ros.core.runtime.requests import MAX_SAMPLES
 from loink_ros.core.runtime.solver import RUNTIMES
+from loink_ros.node.command_output import OUTPUTS
 from loink_ros.node.executors import EXECUTORS
 from loink_ros.node.failures import StartupError, one_line
 
@@ -38,7 +39,15 @@ class Settings:
     pose_tracking_topic: str
     pose_tip_link: str
     velocity_scale: float
+    command_output: str
+    command_topic: str
+    controller: str
+    controller_joints: tuple[str, ...]
+    controller_timeout: float
+    command_lead: float
     moveit_service: str
+    cartesian_path_service: str
+    acceleration_limits: tuple[float, ...]
     group_name: str
     max_samples: int
     ik_timeout: float
@@ -64,6 +73,7 @@ class Spec:
     required: bool = False      # a string that must not be empty
     choices: tuple[str, ...] = ()   # the values a string may take
     ros_name: str = ''          # 'topic' or 'service': the value must resolve as one
+    strings: bool = False       # an array default (): of strings, not of doubles
 
 
 SPECS: dict[str, Spec] = {
@@ -90,7 +100,8 @@ SPECS: dict[str, Spec] = {
                                    low=1, high=10_000),
     'bounds_margin': Spec(0.0, 'Targets may exceed the training bounds by this fraction of '
                           'their range.', low=0.0, high=1.0),
-    'stream_timeout': Spec(0.5, 'A target gap longer than this (s) starts a new stream.',
+    'stream_timeout': Spec(0.5, 'A target gap longer than this (s) holds the last command and '
+                           "starts a new stream, from the robot's measured configuration.",
                            live=True, low=0.0, high=3600.0, positive=True),
     'target_topic': Spec('~/target', 'TaskTarget stream input.', required=True,
                          ros_name='topic'),
@@ -108,11 +119,36 @@ SPECS: dict[str, Spec] = {
                                 required=True, ros_name='topic'),
     'pose_tip_link': Spec('', "Link the pose stream's targets are for: the model's tip "
                           '(empty) or any link fixed to it.', live=True),
-    'velocity_scale': Spec(1.0, "Pose stream: share of the URDF's joint velocity limits a "
-                           'step may use, at the measured rate of the targets.', live=True,
+    'velocity_scale': Spec(1.0, "Both streams: share of the URDF's joint velocity limits a "
+                           'command may use, at the measured rate of the targets.', live=True,
                            low=0.0, high=10.0, positive=True),
+    'command_output': Spec('joint_state', 'Where stream commands go: joint_state '
+                           '(solution_topic only), forward_position (std_msgs/Float64MultiArray '
+                           'for a forward position controller) or joint_trajectory '
+                           '(trajectory_msgs/JointTrajectory for joint_trajectory_controller); '
+                           'solution_topic carries the commands in every case.',
+                           choices=OUTPUTS),
+    'command_topic': Spec('', "The controller's input topic; empty: <controller>/commands or "
+                          '<controller>/joint_trajectory.', ros_name='topic'),
+    'controller': Spec('', "The controller's node name (joints are read from its parameters); "
+                       'empty: /forward_position_controller or /joint_trajectory_controller.'),
+    'controller_joints': Spec((), "The controller's joints in its order; empty: read from the "
+                              'controller (given, they must equal what it reports).',
+                              strings=True),
+    'controller_timeout': Spec(30.0, "Seconds to wait at start-up for the controller's "
+                               'parameters (command outputs).', low=0.0, high=3600.0),
+    'command_lead': Spec(0.01, 'joint_trajectory output: seconds a command may take to reach '
+                         'the controller; each is due this long after the longest recent gap '
+                         'between targets (longer: steadier under load, the robot trails '
+                         'further).', low=0.0, high=1.0),
     'moveit_service': Spec('~/compute_ik', 'Name of the moveit_msgs GetPositionIK service.',
                            required=True, ros_name='service'),
+    'cartesian_path_service': Spec('~/compute_cartesian_path', 'Name of the moveit_msgs '
+                                   'GetCartesianPath service (models that serve full poses).',
+                                   required=True, ros_name='service'),
+    'acceleration_limits': Spec((), 'Joint acceleration limits (rad/s^2 or m/s^2, model joint '
+                                "order) the Cartesian path service times its paths with; "
+                                'empty: that service refuses, naming this parameter.'),
     'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),
     'max_samples': Spec(100, 'Largest count a sample request may ask for.', live=True,
                         low=1, high=MAX_SAMPLES),
@@ -154,6 +190,11 @@ def descriptor(name: str, spec: Spec) -> ParameterDescriptor:
 def refusal_reason(name: str, value) -> str | None:
     """Why a value is refused beyond its type and range, or None when it is fine."""
     spec = SPECS[name]
+    if spec.strings:
+        return None
+    if isinstance(spec.default, tuple):   # an empty YAML list arrives as no value
+        bad = [v for v in value or () if not (v > 0 and v < float('inf'))]
+        return f'{name} must hold finite values > 0, got {list(value)}' if bad else None
     if spec.positive and not value > 0:   # ranges admit their ends; these must not be 0
         return f'{name} must be > 0, got {value}'
     if spec.required and not value:
@@ -179,7 +220,10 @@ def declare(node: Node) -> Settings:
     node.add_on_set_parameters_callback(validate)
     try:
         for name, spec in SPECS.items():
-            node.declare_parameter(name, spec.default, descriptor(name, spec))
+            # An empty array has no type of its own: declared as doubles.
+            default = (Parameter.Type.STRING_ARRAY if spec.strings else
+                       Parameter.Type.DOUBLE_ARRAY if spec.default == () else spec.default)
+            node.declare_parameter(name, default, descriptor(name, spec))
     except ParameterException as err:
         raise StartupError(f'bad parameter: {err}') from None
     settings = read(node)
@@ -209,4 +253,13 @@ def check_ros_name(node: Node, name: str, value: str, kind: str) -> None:
 
 def read(node: Node) -> Settings:
     """The current values as one immutable snapshot."""
-    return Settings(**{name: node.get_parameter(name).value for name in SPECS})
+    return Settings(**{name: value(node, name) for name in SPECS})
+
+
+def value(node: Node, name: str):
+    """A parameter's value; an array declared without one, (); arrays as tuples."""
+    try:
+        result = node.get_parameter(name).value
+    except ParameterUninitializedException:
+        return ()
+    return tuple(result or ()) if isinstance(SPECS[name].default, tuple) else result

@@ -23,14 +23,11 @@ from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
 from loink_ros.core.runtime.pose_tracker import PoseTracker
+from loink_ros.node.commander import Commander, NotCommanded
 from loink_ros.node.conversions import joint_state
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_targets import PoseLinks, pose_problem
 from loink_ros.node.streaming import LOG_THROTTLE, SOLUTION_QOS, TARGET_QOS, SkipCounter, StreamCounts
-
-# The time a stream's first step may move over, from the robot's state: no rate is known yet
-# (a 100 Hz stream's period).
-FIRST_STEP_S = 0.01
 
 
 @dataclass
@@ -52,8 +49,9 @@ class PoseStreamer:
 
     def __init__(self, node: Node, logger: RcutilsLogger, names: dict[str, str],
                  pose_solver: PoseSolver, settings: Callable[[], Settings], robot,
-                 solution: Publisher):
+                 solution: Publisher, commander: Commander):
         self.logger, self.settings, self.robot, self.solution = logger, settings, robot, solution
+        self.commander = commander
         problem = pose_solver.problem
         self.joint_names, self.base_frame = list(problem.joint_names), problem.base_frame
         self.links, self.frames = PoseLinks(problem), problem.base_rigid_frames()
@@ -95,7 +93,7 @@ class PoseStreamer:
         """The answer to one target, or None (logged) when it is dropped."""
         try:
             return self.step(msg)
-        except DroppedTarget as err:
+        except (DroppedTarget, NotCommanded) as err:
             self.logger.warning(f'pose stream: dropped target: {err}',
                                 throttle_duration_sec=LOG_THROTTLE)
         except Exception as err:  # noqa: BLE001 - a bug must not end the stream
@@ -112,16 +110,20 @@ class PoseStreamer:
         tracker.velocity_scale, tracker.smoothing = s.velocity_scale, s.smoothing
         tracker.tolerance = (s.task_tolerance, s.rotation_tolerance)
         if self.last_target is None or now - self.last_target > s.stream_timeout:
+            self.commander.start()
             tracker.reset(self.robot.positions)
-            dt = FIRST_STEP_S
-        else:
-            dt = now - self.last_target
+        slot = self.commander.slot(now)
         try:
-            step = tracker.step(target, dt)
+            step = tracker.step(target, slot.budget)
         except ValueError as err:     # the first target of a stream has no answer
             raise DroppedTarget(str(err)) from None
+        # The tracker keeps to the same time: the commander changes nothing but a first
+        # answer without a measured start (joint_state output only).
+        q, short = self.commander.command(step.q, True, slot, s.velocity_scale)
+        if short:
+            tracker.reset(q)
         self.last_target = now
-        state = joint_state(self.joint_names, step.q, msg.header.stamp)
+        state = joint_state(self.joint_names, q, msg.header.stamp)
         out = PoseTracking(joint_state=state, position_error=step.position_error,
                            rotation_error=step.rotation_error, on_target=step.on_target,
                            lag=step.lag or '')

@@ -48,10 +48,24 @@ class PoseLinks:
         # Scaled first: the norm of a quaternion of 1e300 (or 1e-300) would overflow (or
         # vanish), and any non-zero length stands for the same rotation.
         rotation = quaternion_matrix(quaternion / np.abs(quaternion).max())
-        if link and not position_only:
-            offset = self.rigid[link]
-            position, rotation = position + rotation @ offset.translation, rotation @ offset.rotation
-        return PoseTarget(position, rotation, position_only)
+        if position_only:
+            return PoseTarget(position, rotation, True)
+        return self.tip_target(PoseTarget(position, rotation), link)
+
+    def tip_target(self, target: PoseTarget, link: str) -> PoseTarget:
+        """The tip's full pose where `link` ('' = the tip; one of served(False)) has `target`."""
+        if not link or link == self.tip:
+            return target
+        offset = self.rigid[link]
+        return PoseTarget(target.position + target.rotation @ offset.translation,
+                          target.rotation @ offset.rotation)
+
+    def link_target(self, tip: PoseTarget, link: str) -> PoseTarget:
+        """The pose of `link` (fixed to the tip) where the tip has `tip`: tip_target's inverse."""
+        if not link or link == self.tip:
+            return tip
+        back = self.rigid[link].inverse()
+        return PoseTarget(tip.position + tip.rotation @ back.translation, tip.rotation @ back.rotation)
 
     def beyond_reach(self, target: PoseTarget, tolerance: float, link: str = '') -> str | None:
         """Why the tip's target is certainly unreachable: farther from the base origin than

@@ -24,6 +24,7 @@ from loink_msgs.msg import TaskTarget
 from loink_ros.core.runtime.errors import SolverError
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
+from loink_ros.node.commander import Commander, NotCommanded
 from loink_ros.node.conversions import bounded, is_base_frame, joint_state
 from loink_ros.node.parameters import Settings
 
@@ -69,8 +70,8 @@ class Streamer:
 
     def __init__(self, node: Node, logger: RcutilsLogger, names: dict[str, str],
                  solver: LOInKSolver, settings: Callable[[], Settings],
-                 robot: 'CurrentConfiguration'):
-        self.logger, self.settings, self.robot = logger, settings, robot
+                 robot: 'CurrentConfiguration', commander: Commander):
+        self.logger, self.settings, self.robot, self.commander = logger, settings, robot, commander
         self.joint_names = list(solver.problem.joint_names)
         self.base_frame = solver.model.problem['base_frame']
         self.tracker = Tracker(solver)
@@ -114,6 +115,8 @@ class Streamer:
             return None
         try:
             return self.step(target)
+        except NotCommanded as err:
+            self.logger.warning(f'dropped target: {err}', throttle_duration_sec=LOG_THROTTLE)
         except SolverError as err:
             self.logger.warning(f'dropped target: {err}', throttle_duration_sec=LOG_THROTTLE)
         except Exception as err:  # noqa: BLE001 - a bug must not end the stream
@@ -123,18 +126,25 @@ class Streamer:
         return None
 
     def step(self, target: TaskTarget) -> JointState:
-        """The next solution of the stream."""
+        """The next command of the stream (commander.py: velocity-limited, stopped where the
+        answer is no solution); the tracker goes on from the command."""
         settings, now = self.settings(), time.monotonic()
+        task = bounded(target.task, 'task')
         if self.last_target is None or now - self.last_target > settings.stream_timeout:
+            self.commander.start()
             self.tracker.reset(self.robot.positions)
+        slot = self.commander.slot(now)
         self.tracker.smoothing, self.tracker.refine_answer = settings.smoothing, settings.refine
-        solution = self.tracker.step(bounded(target.task, 'task'))
-        self.last_target = now
+        solution = self.tracker.step(task)
         reason = solution.failure(settings.task_tolerance)
         if reason is not None:
-            self.logger.warning(f'streamed answer is no solution: {reason}',
-                                throttle_duration_sec=LOG_THROTTLE)
-        return joint_state(self.joint_names, solution.q, target.header.stamp)
+            self.logger.warning(f'streamed answer is no solution, the command stays where it '
+                                f'is: {reason}', throttle_duration_sec=LOG_THROTTLE)
+        q, short = self.commander.command(solution.q, reason is None, slot, settings.velocity_scale)
+        if short:
+            self.tracker.reset(q)
+        self.last_target = now
+        return joint_state(self.joint_names, q, target.header.stamp)
 
 
 class CurrentConfiguration:

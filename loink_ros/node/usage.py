@@ -17,14 +17,18 @@ def flow_list(values: np.ndarray) -> str:
 
 
 def usage_lines(node: Node, solver: LOInKSolver, target_topic: str, serves_poses: bool,
-                pose_target_topic: str | None = None) -> list[str]:
+                pose_target_topic: str | None = None,
+                cartesian_path_service: str | None = None) -> list[str]:
     """`ros2 service call` / `ros2 topic pub` lines for this node's model and names; the
     task is the model's example (the task of a known-good configuration), so they succeed;
-    with `serves_poses` also ~/solve_pose, for the tip's pose there, and with a
-    `pose_target_topic` the pose stream of that pose."""
+    with `serves_poses` also ~/solve_pose, for the tip's pose there, with a
+    `pose_target_topic` the pose stream of that pose, and with a `cartesian_path_service` a
+    path from there: 10 cm down and 10 cm across."""
     task = flow_list(solver.example_task())
     service = node.resolve_service_name
     poses = [pose_line(service('~/solve_pose'), solver)] if serves_poses else []
+    if cartesian_path_service:
+        poses.append(cartesian_line(service(cartesian_path_service), solver, node))
     if pose_target_topic:
         poses.append(f'ros2 topic pub --rate 100 {node.resolve_topic_name(pose_target_topic)} '
                      f'geometry_msgs/msg/PoseStamped "{example_pose(solver)}"')
@@ -50,6 +54,27 @@ def example_pose(solver: LOInKSolver) -> str:
     return (f"{{header: {{frame_id: {problem.base_frame}}}, pose: {{position: {{x: {p[0]}, "
             f"y: {p[1]}, z: {p[2]}}}, orientation: {{x: {o[0]}, y: {o[1]}, z: {o[2]}, "
             f"w: {o[3]}}}}}}}")
+
+
+def cartesian_line(service: str, solver: LOInKSolver, node: Node) -> str:
+    """GetCartesianPath from the model's example configuration: its tip 10 cm down, then 10 cm
+    along y, in 1 cm steps, free of self-collision (down: the examples hold the arm high, where
+    a path up leaves the reach)."""
+    problem = solver.problem
+    q = solver.model.example_configuration
+    q = problem.example_configuration() if q is None else q
+    position, rotation = problem.tip_pose(q)
+    o = [round(float(v), 3) + 0.0 for v in matrix_quaternion(rotation)]
+    orientation = f'orientation: {{x: {o[0]}, y: {o[1]}, z: {o[2]}, w: {o[3]}}}'
+    points = [position + [0.0, 0.0, -0.1], position + [0.0, 0.1, -0.1]]
+    waypoints = ', '.join(f'{{position: {{x: {p[0]}, y: {p[1]}, z: {p[2]}}}, {orientation}}}'
+                          for p in (np.round(point, 3) + 0.0 for point in points))
+    group = node.get_parameter('group_name').value
+    return (f'ros2 service call {service} moveit_msgs/srv/GetCartesianPath "{{header: '
+            f'{{frame_id: {problem.base_frame}}}, start_state: {{joint_state: {{name: '
+            f'{list(problem.joint_names)}, position: {flow_list(q)}}}}}, group_name: {group}, '
+            f'link_name: {problem.tip_frame}, waypoints: [{waypoints}], max_step: 0.01, '
+            f'avoid_collisions: true}}"')
 
 
 def pose_line(service: str, solver: LOInKSolver) -> str:

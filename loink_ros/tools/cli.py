@@ -197,6 +197,18 @@ def cmd_bench(args) -> None:
                                       args.seed or bench_moveit_plugin.BENCH_SEED, args.robot,
                                       args.model), args.json)
         return
+    if args.target == 'cartesian':
+        from loink_ros.tools.bench import cartesian as bench_cartesian
+        _emit(bench_cartesian.run(args.robot, args.tasks or bench_cartesian.DEFAULT_SMOOTH,
+                                  args.seconds or bench_cartesian.DURATION_S,
+                                  args.seed or bench_cartesian.SEED), args.json)
+        return
+    if args.target == 'hardware':
+        from loink_ros.tools.bench import hardware as bench_hardware
+        _emit(bench_hardware.run(args.tasks or bench_hardware.DEFAULT_PATHS,
+                                 args.seconds or bench_hardware.DURATION_S,
+                                 args.seed or bench_hardware.SEED), args.json)
+        return
     if args.target == 'moveit-cartesian':
         from loink_ros.tools.bench import moveit_cartesian
         tasks = args.tasks or moveit_cartesian.DEFAULT_LINES
@@ -230,6 +242,11 @@ def cmd_plot(args) -> None:
         from loink_ros.tools.plots.hsa import plot_hsa
         for path in plot_hsa(Path(args.model), args.out):
             print(f'wrote {path}')
+        return
+    if args.kind == 'cartesian':
+        from loink_ros.tools.plots.cartesian import cartesian_plan
+        _emit(cartesian_plan(_solver(args), args.out), None)
+        print(f'wrote {args.out}')
         return
     if args.kind == 'stream':
         from loink_ros.tools.plots.stream import stream_smoothing
@@ -405,7 +422,12 @@ def build_parser() -> argparse.ArgumentParser:
                    'TRAC-IK and pink, --robot), or stream-lags (where and why the pose stream '
                    'lags on smooth paths, and from which postures it would not, --robot), or '
                    'moveit-cartesian (MoveIt\'s CartesianInterpolator and a Servo-like loop '
-                   'through the plugin against KDL; needs scripts/setup_moveit.sh)')
+                   'through the plugin against KDL; needs scripts/setup_moveit.sh), or cartesian '
+                   '(whole Cartesian paths planned at once against the pose stream and MoveIt\'s '
+                   'interpolator, --robot), or hardware (the pose stream driving '
+                   'joint_trajectory_controller on a mock-hardware Panda: latency to the '
+                   'controller\'s command at 250 and 500 Hz against an empty relay, tracking; '
+                   'needs `make ros2_control`)')
     p.add_argument('--robot', default='panda', help='pose, stream, stream-lags: the robot (its pose model); '
                    'moveit-plugin: panda or xarm7 (its model)')
     p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
@@ -415,8 +437,10 @@ def build_parser() -> argparse.ArgumentParser:
                    '2000 requests per client count for node; imports: 20 processes per module; '
                    'pose: 10000 poses; moveit-plugin: 10000 poses; stream: 200 smooth '
                    'trajectories, and a quarter as many near-singular and leaving the reach; '
-                   'stream-lags: 8 smooth trajectories; moveit-cartesian: 500 lines, and '
-                   '2/5 as many rotations and 1/5 as many circles and squares)')
+                   'stream-lags: 8 smooth trajectories; cartesian: 200 smooth paths, and a '
+                   'quarter as many near-singular and leaving the reach; moveit-cartesian: 500 lines, and '
+                   '2/5 as many rotations and 1/5 as many circles and squares; hardware: 3 '
+                   'smooth paths per rate)')
     p.add_argument('--servo-paths', type=int, default=20,
                    help='moveit-cartesian: smooth stream paths of the Servo-like loop (default 20)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
@@ -429,7 +453,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help='node: only the pose stream, PoseStamped targets at 500 Hz along a '
                    'smooth trajectory (a full-pose model)')
     p.add_argument('--seconds', type=float,
-                   help='stream, stream-lags: seconds per trajectory (default 10, at 1 kHz)')
+                   help='stream, stream-lags: seconds per trajectory (default 10, at 1 kHz); '
+                   'cartesian: (default 10, at 100 Hz); hardware: (default 4)')
     p.add_argument('--no-baselines', action='store_true',
                    help='stream: LOInK alone, without TRAC-IK and pink (a tenth of the time)')
     p.add_argument('--velocity-share', type=float,
@@ -447,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_design)
 
     p = sub.add_parser('plot', help='figures as PNG')
-    p.add_argument('kind', choices=['latent', 'spread', 'magneto', 'hsa', 'stream'])
+    p.add_argument('kind', choices=['latent', 'spread', 'magneto', 'hsa', 'stream', 'cartesian'])
     p.add_argument('model', help='a model; for hsa, the JSON of `loink bench hsa`')
     p.add_argument('--out', type=Path, required=True, help='PNG file; for hsa, a folder')
     p.set_defaults(func=cmd_plot)

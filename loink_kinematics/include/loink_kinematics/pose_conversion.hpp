@@ -19,4 +19,18 @@ inline Eigen::Isometry3d toEigen(const geometry_msgs::msg::Pose& pose)
   t.linear() = q.normalized().toRotationMatrix();
   return t;
 }
+
+inline geometry_msgs::msg::Pose toMsg(const Eigen::Isometry3d& t)
+{
+  geometry_msgs::msg::Pose pose;
+  pose.position.x = t.translation().x();
+  pose.position.y = t.translation().y();
+  pose.position.z = t.translation().z();
+  const Eigen::Quaterniond q(t.linear());
+  pose.orientation.x = q.x();
+  pose.orientation.y = q.y();
+  pose.orientation.z = q.z();
+  pose.orientation.w = q.w();
+  return pose;
+}
 }  // namespace loink_kinematics

@@ -62,6 +62,27 @@ class ContinueSettings(ctypes.Structure):
                 ('singular_margin', _REAL), ('exact_position', _REAL), ('exact_rotation', _REAL)]
 
 
+class PlanSettings(ctypes.Structure):
+    """loink_pose.h's loink_plan_settings."""
+
+    _fields_ = [('beam', _INT), ('value_share', _INT), ('separation', _REAL),
+                ('explore_count', _INT), ('explore_shares', _POINTER), ('lag', _REAL),
+                ('smoothing', _REAL), ('exact_position', _REAL), ('exact_rotation', _REAL)]
+
+
+class PlanQuery(ctypes.Structure):
+    """loink_pose.h's loink_plan_request."""
+
+    _fields_ = [('count', _INT), ('poses', _POINTER), ('position_only', _INT),
+                ('times', _POINTER), ('velocity', _POINTER), ('jump', _POINTER),
+                ('lower', _POINTER), ('upper', _POINTER), ('first_count', _INT),
+                ('first', _POINTER), ('first_value', _POINTER)]
+
+
+# Columns of loink_plan_path's info.
+PLAN_ON_TARGET, PLAN_COST = range(2)
+PLAN_FIELDS = 2
+
 # loink_pose_ranked(ints, reals, settings, request, accept, context, q_out, info, tried).
 RANKED_ARGTYPES = [_POINTER, _POINTER, ctypes.POINTER(PoseSettings), ctypes.POINTER(PoseQuery),
                    ACCEPT, _POINTER, _POINTER, _POINTER, ctypes.POINTER(_INT)]
@@ -131,6 +152,12 @@ class CompiledKernel:
             self._ranked.argtypes = RANKED_ARGTYPES
             if lib.loink_continue_fields() != CONTINUE_FIELDS:
                 raise RuntimeError(f'{library.name}: unexpected continuation result layout')
+            if lib.loink_plan_fields() != PLAN_FIELDS:
+                raise RuntimeError(f'{library.name}: unexpected plan result layout')
+            self._plan = lib.loink_plan_path
+            self._plan.argtypes = [ctypes.POINTER(PoseSettings), ctypes.POINTER(PlanSettings),
+                                   ctypes.POINTER(PlanQuery), ACCEPT, _POINTER, _POINTER,
+                                   _POINTER, _POINTER, _POINTER]
             self._continue = lib.loink_pose_continue
             self._continue.argtypes = [_POINTER, _INT, _POINTER, _POINTER, _POINTER, _POINTER,
                                        ctypes.POINTER(ContinueSettings), _POINTER, _POINTER]
@@ -258,6 +285,21 @@ class CompiledKernel:
                                     reach.ctypes.data, lower.ctypes.data, upper.ctypes.data,
                                     ctypes.byref(how), q.ctypes.data, info.ctypes.data)
         return bool(exact_pose), q, info
+
+    def plan_path(self, settings: PoseSettings, how: PlanSettings, query: PlanQuery,
+                  accept: ACCEPT) -> tuple[np.ndarray, np.ndarray]:
+        """loink_plan_path (runtime/cartesian_path.py): (q (planned, n), info by the PLAN_
+        columns); `how` and `query` hold the addresses of arrays the caller keeps alive."""
+        count, beam, n = query.count, how.beam, self.dim
+        work = np.empty(count * beam * (n + 2))
+        links = np.empty(count * (beam + 1), np.int32)
+        q, info = np.empty((count, n)), np.empty((count, PLAN_FIELDS))
+        planned = self._plan(ctypes.byref(settings), ctypes.byref(how), ctypes.byref(query),
+                             accept, None, work.ctypes.data, links.ctypes.data, q.ctypes.data,
+                             info.ctypes.data)
+        if planned < 0:
+            raise ValueError('loink_plan_path: bad settings or request')
+        return q[:planned], info[:planned]
 
     def pose_ranked(self, settings: PoseSettings, query: PoseQuery, count: int,
                     accept: ACCEPT) -> RankedResult:

@@ -4,7 +4,7 @@
  * Included by kernel.c after pose_newton.c. */
 
 #define REACH_GRID 1048576.0   /* 2^20: continuation.REACH_GRID */
-#define REACH_CAP 3.141592653589793   /* continuation.REACH_CAP */
+#define REACH_CAP 1.5707963267948966   /* continuation.REACH_CAP: pi / 2 */
 
 /* loink_pose_continue's info fields. */
 enum { CONTINUE_POSITION_ERROR, CONTINUE_ROTATION_ERROR, CONTINUE_DRIFTED, CONTINUE_FIELDS };

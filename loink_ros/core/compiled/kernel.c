@@ -774,4 +774,5 @@ int loink_solve_inside(const int *ints, const double *reals, int rows, const dou
 #include "loink_pose.h"
 #include "continuation.c"
 #include "ranked_search.c"
+#include "path_plan.c"
 #endif

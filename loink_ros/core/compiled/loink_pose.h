@@ -105,6 +105,45 @@ int loink_pose_continue(const double *target, int position_only, const double *f
                         const loink_continue_settings *how, double *q_out, double *info);
 int loink_continue_fields(void);
 
+/* How a whole Cartesian path is planned (path_plan.c; runtime/cartesian_path.py). */
+typedef struct {
+  int beam;                     /* configurations kept per pose */
+  int value_share;              /* of them, the lowest in value; the rest farthest apart */
+  double separation;            /* least largest-joint difference between two kept */
+  int explore_count;            /* neighbours along the self-motion each way, at */
+  const double *explore_shares; /* these shares of the box */
+  double lag;                   /* a lagging pose's added value (x 1 + mm + 10 mrad off) */
+  double smoothing;             /* mu of the value cost(q) + mu ||q - q_parent||^2 */
+  double exact_position;        /* on target within these (m, rad) */
+  double exact_rotation;
+} loink_plan_settings;
+
+/* One path: `count` poses (12 each) from the `first_count` configurations of pose 0. */
+typedef struct {
+  int count;
+  const double *poses;
+  int position_only;
+  const double *times;          /* count (s), or NULL: untimed */
+  const double *velocity;       /* n: timed, each joint's largest speed (limit x scale) */
+  const double *jump;           /* n, or NULL: untimed, each joint's largest step */
+  const double *lower, *upper;  /* n */
+  int first_count;              /* 1 .. beam */
+  const double *first;          /* first_count x n, on pose 0 */
+  const double *first_value;    /* first_count: their values */
+} loink_plan_request;
+
+enum { LOINK_PLAN_ON_TARGET, LOINK_PLAN_COST, LOINK_PLAN_FIELDS };
+int loink_plan_fields(void);
+
+/* The lowest-value sequence of configurations through the poses: q_out (planned x n), info
+ * (planned x LOINK_PLAN_FIELDS); returns how many poses are planned (all of a timed path; an
+ * untimed one up to the first no configuration reaches on target), -1 for bad settings.
+ * work: count x beam x (n + 2) doubles, links: count x (beam + 1) ints. `accept` (or NULL)
+ * may refuse a candidate (a collision check). `settings` gives the continuation's reach. */
+int loink_plan_path(const loink_pose_settings *settings, const loink_plan_settings *how,
+                    const loink_plan_request *request, loink_accept accept, void *context,
+                    double *work, int *links, double *q_out, double *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,8 +57,9 @@ GATE = (0.15, np.pi / 2)
 # seed's pose distance.
 REACH = (1e-3, 29.0, 8.0)
 REACH_GRID = 2.0 ** 20
-# No joint turns more than half a turn in a continuation (nor by 2 pi to a cheaper posture).
-REACH_CAP = np.pi
+# No joint turns more than a quarter turn in a continuation: the box, 2 REACH_CAP wide, stays
+# short of a full turn, so Newton never wraps a joint by 2 pi to the same posture.
+REACH_CAP = np.pi / 2
 # The drift's share of a stream's reach, and of a request's step.
 DRIFT_SHARE = 0.5
 STEP_DRIFT_SHARE = 0.25
@@ -86,11 +87,16 @@ def continuation_reach(problem: KinematicProblem, target: PoseTarget,
     position, rotation = float(np.linalg.norm(error[:3])), float(np.linalg.norm(error[3:]))
     if not (position <= GATE[0] and rotation <= GATE[1]):
         return None
+    return np.full(problem.dim, step_reach(position, rotation))
+
+
+def step_reach(position: float, rotation: float) -> float:
+    """How far (rad) a joint may move for a step of the pose by `position` m and `rotation`
+    rad (module docstring)."""
     # On a grid, so that C's reach is this one bit for bit though its pose distance (by the
     # generated kinematics) differs from Pinocchio's by rounding.
     box = np.floor((REACH[0] + REACH[1] * position + REACH[2] * rotation) * REACH_GRID) / REACH_GRID
-    box = min(box, REACH_CAP)
-    return np.full(problem.dim, box)
+    return float(min(box, REACH_CAP))
 
 
 def continue_pose(problem: KinematicProblem, target: PoseTarget, start: np.ndarray,

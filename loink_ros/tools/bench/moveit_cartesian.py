@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import time
+import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -58,11 +59,13 @@ DEFAULT_LINES = 500
 
 @dataclass(frozen=True)
 class Robot:
-    """moveit_resources' Panda as the harness step builds it, and the model of the costs."""
+    """The robot MoveIt loads (URDF, SRDF, the group and its tip) and the LOInK model of it."""
 
     urdf: Path
     srdf: Path
     model: Path
+    group: str = GROUP
+    tip: str = TIP
 
 
 def panda() -> Robot:
@@ -75,8 +78,22 @@ def panda() -> Robot:
     return Robot(urdf, srdf, load_model('panda_full').path)
 
 
+def arm(name: str, folder: Path) -> Robot:
+    """moveit_resources' Panda for 'panda_full', else the model's own URDF with a group of
+    the chain from its base to its tip (an SRDF written into `folder`)."""
+    if name == 'panda_full':
+        return panda()
+    model = load_model(name)
+    problem = problem_for_model(model)
+    robot = ElementTree.parse(problem.urdf).getroot().get('name')
+    srdf = moveit_plugin.chain_srdf(folder / f'{name}.srdf', robot, 'arm', problem.base_frame,
+                                    problem.tip_frame)
+    return Robot(Path(problem.urdf), srdf, model.path, 'arm', problem.tip_frame)
+
+
 def loink_parameters(model: Path) -> list[str]:
-    """The shipped kinematics.yaml's panda_arm entry, loink_model as the model file's path."""
+    """The shipped kinematics.yaml's panda_arm entry, loink_model as the model file's path
+    (its other entries fit any arm)."""
     entry = yaml.safe_load((moveit_plugin.REPO / 'config' / 'kinematics.yaml').read_text())[GROUP]
     entry['loink_model'] = str(model)
     return [f'{k}={str(v).lower() if isinstance(v, bool) else v}' for k, v in entry.items()
@@ -117,7 +134,7 @@ def cases(robot: Robot, lines: int, rotations: int, shapes: int, seed: int = SEE
                                 + f' {rng.uniform(0.2, 1.0):.17g}')
     for i in range(shapes):
         q, text = start()
-        pose = moveit_plugin.tip_poses(q[None], TIP, robot.urdf)[0]
+        pose = moveit_plugin.tip_poses(q[None], robot.tip, robot.urdf)[0]
         centre, rotation = pose[:3], Rotation.from_quat(pose[3:]).as_matrix()
         a = _unit(rng)
         b = np.cross(a, _unit(rng))
@@ -139,7 +156,7 @@ def servo_cases(robot: Robot, count: int, seed: int = SEED) -> tuple[list[str], 
     problem = problem_for_model(load_model(str(robot.model)))
     out, starts = [], []
     for path in paths(problem, 'smooth', count, SERVO_DURATION_S, SERVO_RATE_HZ, seed):
-        poses = moveit_plugin.tip_poses(path.q, TIP, robot.urdf)
+        poses = moveit_plugin.tip_poses(path.q, robot.tip, robot.urdf)
         start = ' '.join(f'{v:.17g}' for v in path.q[0])
         body = ' '.join(' '.join(f'{v:.17g}' for v in row) for row in poses[1:])
         out.append(f'servo {start} {len(poses) - 1} {body}')
@@ -153,7 +170,7 @@ def run_plugin(robot: Robot, plugin: str, parameters: list[str], lines: list[str
     case_file = folder / f'cases-{plugin.split("/")[0]}-{len(lines)}.txt'
     case_file.write_text(''.join(line + '\n' for line in lines))
     out = moveit_plugin.run_in_moveit_env(
-        ['bench_cartesian_kinematics', str(robot.urdf), str(robot.srdf), GROUP, TIP, plugin,
+        ['bench_cartesian_kinematics', str(robot.urdf), str(robot.srdf), robot.group, robot.tip, plugin,
          str(case_file), *parameters], timeout=timeout_s)
     if out.returncode != 0:
         raise RuntimeError(f'bench_cartesian_kinematics {plugin} exited with {out.returncode}: '

@@ -79,7 +79,7 @@ def run(robot: str, smooth: int = DEFAULT_SMOOTH, duration_s: float = DURATION_S
             for path in tqdm(paths(problem, kind, count, duration_s, RATE_HZ, seed, velocity_share),
                              desc=kind, unit='path'):
                 for method in methods:
-                    rows[method.name].append(_follow(problem, limits, method, path))
+                    rows[method.name].append(follow(problem, limits, method, path))
     return {'robot': robot, 'model': loaded.name, 'model_version': loaded.version,
             'rate_hz': RATE_HZ, 'duration_s': duration_s, 'paths': counts, 'seed': seed,
             'loink_smoothing': smoothing, 'velocity_limits': limits.tolist(),
@@ -87,12 +87,13 @@ def run(robot: str, smooth: int = DEFAULT_SMOOTH, duration_s: float = DURATION_S
             'on_target': f'position <= {TOLERANCE[0]:g} m and rotation <= {TOLERANCE[1]:g} rad',
             'flip': f'a step of some joint beyond {FLIP_FACTOR} x its velocity limit x dt',
             'load_average_before': before, 'load_average_after': load_average(),
-            'methods': {name: _summary(r) for name, r in rows.items()}}
+            'methods': {name: summary(r) for name, r in rows.items()}}
 
 
-def _follow(problem, limits: np.ndarray, method, path) -> dict:
-    """One method along one path: its answers judged step by step."""
-    dt = 1.0 / RATE_HZ
+def follow(problem, limits: np.ndarray, method, path) -> dict:
+    """One method along one path, one target per step of the path's rate: its answers
+    judged step by step."""
+    dt = float(path.times[1] - path.times[0])
     method.reset(path.q[0])
     q, ms = np.empty_like(path.q), np.empty(len(path.times))
     for k in range(len(path.times)):
@@ -114,7 +115,7 @@ def _follow(problem, limits: np.ndarray, method, path) -> dict:
             'ms': ms}
 
 
-def _summary(rows: list[dict]) -> dict:
+def summary(rows: list[dict]) -> dict:
     """Per kind of path and over all: the bench's figures of one method."""
     out = {}
     for kind in ('all', *sorted({r['kind'] for r in rows})):
