@@ -4,10 +4,30 @@ The model is deliberately poor (a few CPU seconds of training): the tests check 
 machinery (training, export, runtime, CLI), not the accuracy of a shipped model.
 """
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# jsrm's one-segment derivation (about a minute), started at collection: test_hsa_statics.py.
+JSRM_PROCESS = pytest.StashKey[subprocess.Popen]()
+
+
+def start_jsrm_one_segment() -> subprocess.Popen:
+    """test/jsrm_one_segment.py in the background, its JSON on stdout."""
+    script = Path(__file__).with_name('jsrm_one_segment.py')
+    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Start jsrm's derivation now where test_hsa_statics.py will run: it runs beside the
+    tests that come first."""
+    if any(item.module.__name__ == 'test_hsa_statics' for item in items):
+        config.stash[JSRM_PROCESS] = start_jsrm_one_segment()
+
 
 # Dataset size, seeds and architecture of the tiny model (kept small: a few seconds).
 TINY_SAMPLES = 4000

@@ -50,3 +50,19 @@ def test_the_latent_moves_only_where_z0_leaves_the_range(solved):
             assert np.array_equal(moved.latent, np.zeros(3)) and np.allclose(moved.q, plain.q)
         else:
             assert np.linalg.norm(moved.latent) > 0 and moved.predicted_cost >= plain.predicted_cost
+
+
+def test_the_error_breakdown_splits_each_raw_error_into_its_two_parts():
+    """`loink bench hsa-errors` on 60 targets: every group's raw error lies within the sum of
+    its forward-fit error and inverse residual (the split is exact as vectors), complementary
+    groups share the targets and the mean, and the inverse of the shipped model is exact."""
+    from loink_ros.tools.bench import hsa_errors
+    report = hsa_errors.run('hsa', count=60)
+    groups = report['groups']
+    for pair in (('bounded_latent_moved_z', 'interior_z0'), ('answer_on_a_bound', 'answer_inside')):
+        assert sum(groups[g]['share_of_targets'] for g in pair) == 1.0
+        assert abs(sum(groups[g].get('share_of_the_mean_raw_error', 0.0) for g in pair) - 1.0) < 1e-9
+    whole = groups['all']
+    assert whole['raw_mm']['max'] <= whole['forward_fit_mm']['max'] + whole['inverse_residual_mm']['max'] + 1e-9
+    assert whole['inverse_residual_mm']['median'] < 1e-6
+    assert abs(whole['raw_mm']['mean'] - whole['forward_fit_mm']['mean']) <= whole['inverse_residual_mm']['mean'] + 1e-9

@@ -1,10 +1,10 @@
 """The planar HSA robot's steady-state model (core/problems/hsa/statics.py) against jsrm."""
 import dataclasses
-import io
-from contextlib import redirect_stdout
+import json
 
 import numpy as np
 import pytest
+from conftest import JSRM_PROCESS, start_jsrm_one_segment
 
 from loink_ros.core.problems.hsa.parameters import fpu_control
 from loink_ros.core.problems.hsa.problem import HsaProblem
@@ -31,55 +31,26 @@ def test_one_segment_with_gravity_matches_jsrms_shipped_expressions(phi, expecte
 
 
 @pytest.fixture(scope='module')
-def jsrm_one_segment():
-    """jsrm's own symbolic derivation of one segment (in memory: no pickle is read), as
-    numpy functions G(xi), K(xi), alpha(xi, phi), chiee(xi) for the FPU parameters."""
-    import sympy as sp
-    from jsrm.symbolic_derivation.planar_hsa import symbolically_derive_planar_hsa_model
-
-    with redirect_stdout(io.StringIO()):   # it prints every expression
-        derived = symbolically_derive_planar_hsa_model(1, num_rods_per_segment=2, simplify=False)
-    p = fpu_control(1)
-    values = {'th0': 0.0, 'l': p.rod_length, 'lpc': p.lpc, 'ldc': p.ldc, 'h': p.h, 'rout': p.rout,
-              'rin': p.rin, 'roff': p.roff, 'kappa_b_eq': 0.0 * p.h, 'sigma_sh_eq': 0.0 * p.h,
-              'sigma_a_eq': 1.0 + 0.0 * p.h, 'C_varepsilon': p.C_varepsilon, 'pcudim': p.platform,
-              'rhor': p.rhor, 'rhop': p.rhop, 'rhoec': p.rhoec, 'S_b_hat': p.S_b_hat,
-              'S_sh_hat': p.S_sh_hat, 'S_a_hat': p.S_a_hat, 'S_b_sh': p.S_b_sh, 'C_S_b': p.C_S_b,
-              'C_S_sh': p.C_S_sh, 'C_S_a': p.C_S_a, 'mpl': 0.0, 'CoGpl': [0.0, 0.0],
-              'chiee_off': [0.0, 0.0, 0.0]}
-
-    def functions(gravity):
-        subs = {}
-        for key, symbols in derived['params_syms'].items():
-            if key in values or key == 'g':
-                numbers = np.ravel(gravity if key == 'g' else values[key])
-                symbols = symbols if isinstance(symbols, list) else [symbols]
-                subs.update(zip(symbols, map(float, numbers)))
-        exps, state = derived['exps'], derived['state_syms']
-        xi, phi = state['xi'], state['phi']
-        return {name: sp.lambdify(args, exps[name].subs(subs), 'numpy')
-                for name, args in (('G', [xi]), ('K', [xi]), ('alpha', [xi, phi]),
-                                   ('chiee', [xi]))}
-    return functions
+def jsrm_one_segment(request):
+    """jsrm_one_segment.py's JSON: started by conftest.py in the background at collection,
+    or here when it was not."""
+    process = request.config.stash.get(JSRM_PROCESS, None) or start_jsrm_one_segment()
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err
+    return json.loads(out)
 
 
 @pytest.mark.parametrize('gravity', [[0.0, 9.81], [0.0, 0.0]])
 def test_one_segment_agrees_with_jsrms_own_derivation(jsrm_one_segment, gravity):
-    from scipy.optimize import root
-
-    jsrm = jsrm_one_segment(gravity)
+    """Where jsrm's own closed forms balance, started beside our steady state: the same state
+    and the same end-effector pose."""
     ours = HsaStatics(dataclasses.replace(fpu_control(1), g=np.array(gravity)))
-    for phi in np.random.default_rng(7).uniform(0.0, ours.params.phi_max, (6, 2)):
-        xi = ours.steady_state(phi[None])[0]
-
-        def balance(x):
-            return (np.ravel(jsrm['G'](x)) + np.ravel(jsrm['K'](x))
-                    - np.ravel(jsrm['alpha'](x, phi))).astype(float)
-        # jsrm's closed forms divide by kappa_b: start beside our answer, off kappa_b = 0.
-        theirs = root(balance, xi + 1e-3, tol=1e-14, method='hybr').x
-        assert np.max(np.abs(theirs - xi)) < 1e-9
-        pose = np.ravel(jsrm['chiee'](theirs)).astype(float)
-        assert np.max(np.abs(pose - ours.end_effector(phi[None])[0])) < 1e-10
+    rows = jsrm_one_segment[json.dumps(gravity)]
+    assert len(rows) == 6
+    for row in rows:
+        phi = np.array(row['phi'])
+        assert np.max(np.abs(np.array(row['xi']) - ours.steady_state(phi[None])[0])) < 1e-9
+        assert np.max(np.abs(np.array(row['pose']) - ours.end_effector(phi[None])[0])) < 1e-10
 
 
 def test_a_stack_of_three_without_gravity_matches_the_stacked_poses():

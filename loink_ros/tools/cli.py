@@ -203,6 +203,11 @@ def cmd_bench(args) -> None:
                                   args.seconds or bench_cartesian.DURATION_S,
                                   args.seed or bench_cartesian.SEED), args.json)
         return
+    if args.target == 'hsa-errors':
+        from loink_ros.tools.bench import hsa_errors
+        _emit(hsa_errors.run(args.model or 'hsa', args.tasks or hsa_errors.DEFAULT_TARGETS,
+                             args.seed or hsa_errors.SEED), args.json)
+        return
     if args.target == 'hardware':
         from loink_ros.tools.bench import hardware as bench_hardware
         _emit(bench_hardware.run(args.tasks or bench_hardware.DEFAULT_PATHS,
@@ -427,7 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
                    'interpolator, --robot), or hardware (the pose stream driving '
                    'joint_trajectory_controller on a mock-hardware Panda: latency to the '
                    'controller\'s command at 250 and 500 Hz against an empty relay, tracking; '
-                   'needs `make ros2_control`)')
+                   'needs `make ros2_control`), or hsa-errors (where the HSA model\'s raw '
+                   'error comes from: forward fit and inverse residual, interior and bound '
+                   'targets, --model)')
     p.add_argument('--robot', default='panda', help='pose, stream, stream-lags: the robot (its pose model); '
                    'moveit-plugin: panda or xarm7 (its model)')
     p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
