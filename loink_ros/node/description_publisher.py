@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
@@ -21,7 +20,7 @@ from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.node.mock_hardware import with_mock_hardware
 from loink_ros.node.robot_description import DESCRIPTION_QOS
-from loink_ros.node.spinning import spin_until, stop_on_signals
+from loink_ros.node.spinning import serve_until, stop_on_signals
 
 
 def description(node: Node) -> str:
@@ -52,11 +51,7 @@ def main(args: list[str] | None = None) -> int:
         return 1
     node.create_publisher(String, 'robot_description', DESCRIPTION_QOS).publish(String(data=text))
     node.get_logger().info(f'published {len(text)} characters on robot_description')
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    spin_until(executor, stop)
-    node.destroy_node()
-    rclpy.try_shutdown()
+    serve_until(node, stop)
     return 0
 
 

@@ -210,7 +210,6 @@ class LOInKNode(Node):
             self.get_logger().info('moveit_msgs has no GetCartesianPath: the Cartesian path '
                                    'service is off')
             return False
-        from loink_ros.core.problems.arms.velocity_limits import velocity_limits
         try:
             limits = velocity_limits(self.pose_solver.problem)
         except ValueError as err:

@@ -3,7 +3,9 @@
 import signal
 import threading
 
-from rclpy.executors import Executor
+import rclpy
+from rclpy.executors import Executor, SingleThreadedExecutor
+from rclpy.node import Node
 
 # How often a spin loop looks at the stop flag (s): the delay of a signal's effect.
 POLL = 0.1
@@ -23,3 +25,13 @@ def spin_until(executor: Executor, stop: threading.Event) -> None:
     while not stop.is_set():
         executor.spin_once(timeout_sec=POLL)
     executor.shutdown()
+
+
+def serve_until(node: Node, stop: threading.Event, executor: Executor | None = None) -> None:
+    """A standalone process's one node: spun on `executor` (a SingleThreadedExecutor unless
+    given) until `stop`, then destroyed, and rclpy shut down."""
+    executor = executor or SingleThreadedExecutor()
+    executor.add_node(node)
+    spin_until(executor, stop)
+    node.destroy_node()
+    rclpy.try_shutdown()

@@ -115,9 +115,7 @@ class Streamer:
             return None
         try:
             return self.step(target)
-        except NotCommanded as err:
-            self.logger.warning(f'dropped target: {err}', throttle_duration_sec=LOG_THROTTLE)
-        except SolverError as err:
+        except (NotCommanded, SolverError) as err:
             self.logger.warning(f'dropped target: {err}', throttle_duration_sec=LOG_THROTTLE)
         except Exception as err:  # noqa: BLE001 - a bug must not end the stream
             self.last_target = None   # the tracker's state is suspect: restart

@@ -12,13 +12,12 @@ import sys
 
 import rclpy
 from geometry_msgs.msg import PoseStamped
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from loink_ros.node.command_output import COMMAND_QOS
-from loink_ros.node.spinning import spin_until, stop_on_signals
+from loink_ros.node.spinning import serve_until, stop_on_signals
 from loink_ros.node.streaming import TARGET_QOS
 from loink_ros.tools.node_process import NodeProcess
 
@@ -40,12 +39,7 @@ class EmptyRelay(Node):
 def main(args: list[str] | None = None) -> int:
     stop = stop_on_signals()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = EmptyRelay()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    spin_until(executor, stop)
-    node.destroy_node()
-    rclpy.try_shutdown()
+    serve_until(EmptyRelay(), stop)
     return 0
 
 

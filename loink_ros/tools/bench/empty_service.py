@@ -17,7 +17,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from loink_msgs.srv import Solve
 from loink_ros.node.executors import make_executor
-from loink_ros.node.spinning import spin_until, stop_on_signals
+from loink_ros.node.spinning import serve_until, stop_on_signals
 from loink_ros.tools.node_process import NodeProcess
 
 NODE_NAME = 'loink_floor'
@@ -50,11 +50,7 @@ def main(args: list[str] | None = None) -> int:
     stop = stop_on_signals()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = EmptyServices()
-    executor = make_executor(node.kind, node.threads)
-    executor.add_node(node)
-    spin_until(executor, stop)
-    node.destroy_node()
-    rclpy.try_shutdown()
+    serve_until(node, stop, make_executor(node.kind, node.threads))
     return 0
 
 
