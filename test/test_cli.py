@@ -152,6 +152,21 @@ def test_plots_write_png_files(tiny, tmp_path, kind):
     assert out.stat().st_size > 10_000
 
 
+def test_the_learning_plot_draws_each_runs_log(tiny, tmp_path):
+    out = tmp_path / 'learning.png'
+    log = tiny.run_dir / 'log.csv'
+    result = run_cli('plot', 'learning', log, log, '--out', out, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout[:result.stdout.rindex('}') + 1])
+    last = tiny.result.history[-1]
+    assert figures['run']['epochs'] == tiny.config.epochs
+    assert figures['run']['val_task_rmse'] == pytest.approx(last['val_task_rmse'])
+    assert out.read_bytes()[:8] == PNG_SIGNATURE and out.stat().st_size > 10_000
+    line = one_line_error(run_cli('plot', 'latent', tiny.json_path, tiny.json_path, '--out',
+                                  tmp_path / 'x.png', cwd=tmp_path), 'plot')
+    assert 'latent takes one model, not 2' in line
+
+
 def test_output_cut_short_by_the_reader_is_no_error(tiny, tmp_path):
     # `loink sample ... --json - | head -3`: the reader closes the pipe early.
     command = [sys.executable, '-m', 'loink_ros.tools.cli', 'sample', str(tiny.json_path),

@@ -65,3 +65,33 @@ def test_the_hsa_dataset_is_labelled_by_the_simulator_the_same_for_any_worker_co
     assert np.array_equal(serial.x, parallel.x) and np.array_equal(serial.y, parallel.y)
     assert np.allclose(serial.y[:20], hsa.task(serial.x[:20]), atol=1e-12)
     assert np.allclose(serial.cost, hsa.cost(serial.x))
+
+
+def test_on_bounds_puts_coordinates_on_the_range_faces_and_is_reproducible(planar3, tmp_path):
+    snapped = generate_dataset(planar3, 4000, seed=5, chunk=1000, progress=False, on_bounds=0.3)
+    on_lower, on_upper = snapped.x == planar3.lower, snapped.x == planar3.upper
+    share = (on_lower | on_upper).mean()
+    assert 0.27 < share < 0.33 and 0.4 < on_lower.sum() / (on_lower | on_upper).sum() < 0.6
+    assert np.all((snapped.x >= planar3.lower) & (snapped.x <= planar3.upper))
+    assert np.allclose(snapped.y, planar3.task(snapped.x)) and np.allclose(snapped.cost, planar3.cost(snapped.x))
+    again = generate_dataset(planar3, 4000, seed=5, chunk=1000, progress=False, workers=2, on_bounds=0.3)
+    assert np.array_equal(snapped.x, again.x)
+    uniform = generate_dataset(planar3, 4000, seed=5, chunk=1000, progress=False)
+    assert not (uniform.x == planar3.lower).any() and not (uniform.x == planar3.upper).any()
+    with pytest.raises(ValueError, match='probability'):
+        generate_dataset(planar3, 10, seed=5, progress=False, on_bounds=1.5)
+
+
+def test_several_datasets_of_one_problem_load_as_one(planar3, tmp_path):
+    from loink_ros.core.dataset import Dataset, load_datasets, save_dataset
+
+    first = generate_dataset(planar3, 300, seed=1, progress=False)
+    second = generate_dataset(planar3, 200, seed=2, progress=False, on_bounds=0.5)
+    save_dataset(first, tmp_path / 'a.npz')
+    save_dataset(second, tmp_path / 'b.npz')
+    both = load_datasets([tmp_path / 'a.npz', tmp_path / 'b.npz'])
+    assert len(both) == 500 and both.problem == 'planar3'
+    assert np.array_equal(both.x[:300], first.x) and np.array_equal(both.cost[300:], second.cost)
+    save_dataset(Dataset(first.x, first.y, first.cost, 'other'), tmp_path / 'c.npz')
+    with pytest.raises(ValueError, match='different problems'):
+        load_datasets([tmp_path / 'a.npz', tmp_path / 'c.npz'])

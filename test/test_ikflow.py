@@ -71,6 +71,14 @@ def test_loink_bench_hsa_reports_every_method_on_the_same_targets(tmp_path):
     assert report['loink_refined']['cost_ratio_to_reference']['min'] >= 1.0 - 1e-6
     assert 0.0 <= report['loink_z0_outside_range'] <= 1.0
     assert len(report['per_target']['ikflow_z0']['ee_error_mm']) == 4
+    raw_ee = report['per_target']['loink_raw']['ee_error_mm']
+    assert report['loink_raw']['ee_error_mm']['p95'] == pytest.approx(np.percentile(raw_ee, 95))
+    met = report['targets_met']
+    assert met['raw_ee_mean_at_most_the_papers_0.44_mm'] == {
+        'value': pytest.approx(np.mean(raw_ee)), 'met': bool(np.mean(raw_ee) <= 0.44)}
+    ratio = report['ikflow_z0_over_loink_raw_time']['median']
+    assert met['per_target_time_ratio_median_at_least_1.5'] == {'value': ratio, 'met': ratio >= 1.5}
+    assert len(met) == 6 and all(isinstance(t['met'], bool) for t in met.values())
     spread = report['spread']
     assert spread['c'][0] == 0.0 and len(spread['loink_cost']) == len(spread['c'])
     assert all(np.isfinite(spread['ikflow_cost'])) and report['batched_per_target_ms']['loink'] > 0

@@ -69,18 +69,34 @@ class _Parts:
             os.replace(tmp, self.folder / f'part{k:06d}.npz')
 
 
+def snap_to_bounds(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, probability: float,
+                   rng: np.random.Generator) -> np.ndarray:
+    """`x` with each coordinate put on its lower or upper bound (even odds) with `probability`:
+    samples on the range's faces, edges and corners, where uniform samples never are and
+    where optima that touch a bound lie."""
+    snap = rng.random(x.shape) < probability
+    bound = np.where(rng.random(x.shape) < 0.5, lower, upper)
+    return np.where(snap, bound, x)
+
+
 def generate_dataset(problem: Problem, count: int, seed: int, chunk: int = 5000,
                      progress: bool = True, workers: int = 1,
-                     parts: Path | None = None) -> Dataset:
-    """Sample `count` configurations and label them with task and cost.
+                     parts: Path | None = None, on_bounds: float = 0.0) -> Dataset:
+    """Sample `count` configurations and label them with task and cost; with `on_bounds` > 0
+    each coordinate is then put on a bound with that probability (snap_to_bounds).
 
     The configurations are drawn here, chunk after chunk from one generator, so the dataset
-    depends on (problem, count, seed, chunk) alone: `workers` > 1 labels the chunks in that
+    depends on (problem, count, seed, chunk, on_bounds) alone: `workers` > 1 labels the chunks in that
     many processes, and `parts` (a folder) keeps each labelled chunk, so that the same call
     after an interruption labels only what is missing."""
     rng = np.random.default_rng(seed)
+    if not 0.0 <= on_bounds <= 1.0:
+        raise ValueError(f'on_bounds is a probability, not {on_bounds}')
     xs = [problem.sample(min(chunk, count - start), rng) for start in range(0, count, chunk)]
-    store = _Parts(parts, {'problem': problem.name, 'seed': seed, 'chunk': chunk})
+    if on_bounds > 0.0:
+        xs = [snap_to_bounds(x, problem.lower, problem.upper, on_bounds, rng) for x in xs]
+    store = _Parts(parts, {'problem': problem.name, 'seed': seed, 'chunk': chunk,
+                           'on_bounds': on_bounds})
     labels = [store.load(k, x) for k, x in enumerate(xs)]
     todo = [k for k, label in enumerate(labels) if label is None]
     with forked_map(workers, problem) as imap, tqdm(
@@ -104,3 +120,13 @@ def load_dataset(path: Path) -> Dataset:
     """Read a .npz written by save_dataset; never unpickles."""
     with np.load(path, allow_pickle=False) as data:
         return Dataset(data['x'], data['y'], data['cost'], str(data['problem']))
+
+
+def load_datasets(paths: list[Path]) -> Dataset:
+    """Several .npz files of one problem, rows concatenated in the given order."""
+    parts = [load_dataset(path) for path in paths]
+    problems = {part.problem for part in parts}
+    if len(problems) != 1:
+        raise ValueError(f'the datasets are of different problems: {sorted(problems)}')
+    return Dataset(*(np.concatenate([getattr(part, name) for part in parts])
+                     for name in ('x', 'y', 'cost')), parts[0].problem)

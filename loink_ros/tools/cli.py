@@ -35,7 +35,7 @@ def cmd_dataset(args) -> None:
     from loink_ros.core.problems.registry import make_problem
     parts = args.out.with_name(args.out.name + '.parts')
     data = generate_dataset(make_problem(args.problem), args.count, args.seed,
-                            workers=args.workers, parts=parts)
+                            workers=args.workers, parts=parts, on_bounds=args.on_bounds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save_dataset(data, args.out)
     shutil.rmtree(parts)
@@ -43,12 +43,12 @@ def cmd_dataset(args) -> None:
 
 
 def cmd_train(args) -> None:
-    from loink_ros.core.dataset import load_dataset
+    from loink_ros.core.dataset import load_datasets
     from loink_ros.core.export import export_model
     from loink_ros.core.network.loink_net import NetworkConfig
     from loink_ros.core.problems.registry import make_problem
     from loink_ros.core.training import TrainConfig, TrainingDiverged, train
-    data = load_dataset(args.data)
+    data = load_datasets(args.data)
     problem = make_problem(data.problem)
     network = NetworkConfig(args.blocks, args.depth, args.mu, args.nu, args.learn_bounds,
                             args.cost_hidden)
@@ -243,6 +243,12 @@ def cmd_design(args) -> None:
 
 
 def cmd_plot(args) -> None:
+    if args.kind == 'learning':
+        from loink_ros.tools.plots.learning import learning_curves
+        _emit(learning_curves([Path(log) for log in args.model], args.out), None)
+        print(f'wrote {args.out}')
+        return
+    args.model = args.model[0]
     if args.kind == 'hsa':
         from loink_ros.tools.plots.hsa import plot_hsa
         for path in plot_hsa(Path(args.model), args.out):
@@ -329,10 +335,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--workers', type=int, default=os.cpu_count() or 1,
                    help='processes labelling chunks (default: one per CPU); the dataset is the '
                    'same for any number')
+    p.add_argument('--on-bounds', type=float, default=0.0, metavar='P',
+                   help='put each coordinate of each sample on its lower or upper bound with '
+                   'probability P (default 0: uniform), for data on the faces of the range')
     p.set_defaults(func=cmd_dataset)
 
     p = sub.add_parser('train', help='train a network on a dataset (resumable)')
-    p.add_argument('--data', type=Path, required=True)
+    p.add_argument('--data', type=Path, nargs='+', required=True,
+                   help='one or more .npz of one problem, used together')
     p.add_argument('--out', type=Path, required=True, help='run folder: checkpoint.pt, log.csv')
     p.add_argument('--export', type=Path, help='also export to this stem, e.g. models/planar3')
     p.add_argument('--blocks', type=_ints, default=[64, 64], help='hidden blocks, e.g. 64,64')
@@ -479,8 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_design)
 
     p = sub.add_parser('plot', help='figures as PNG')
-    p.add_argument('kind', choices=['latent', 'spread', 'magneto', 'hsa', 'stream', 'cartesian'])
-    p.add_argument('model', help='a model; for hsa, the JSON of `loink bench hsa`')
+    p.add_argument('kind', choices=['latent', 'spread', 'magneto', 'hsa', 'stream', 'cartesian',
+                                    'learning'])
+    p.add_argument('model', nargs='+', help='a model; for hsa, the JSON of `loink bench hsa`; '
+                   "for learning, one or more training runs' log.csv")
     p.add_argument('--out', type=Path, required=True, help='PNG file; for hsa, a folder')
     p.set_defaults(func=cmd_plot)
 
@@ -528,6 +540,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == 'track' and not args.tasks_file and (args.start is None or args.stop is None):
         print('loink track: give --tasks-file or both --start and --stop', file=sys.stderr)
+        return 2
+    if args.command == 'plot' and args.kind != 'learning' and len(args.model) != 1:
+        print(f'loink plot: {args.kind} takes one model, not {len(args.model)}', file=sys.stderr)
         return 2
     try:
         if args.command in ('train', 'robot'):

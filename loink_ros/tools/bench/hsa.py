@@ -122,20 +122,44 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
         cost = problem.cost(q)
         report['per_target'][name] = {'ee_error_mm': (1e3 * np.linalg.norm(error[:, :2], axis=1)).tolist(),
                                       'cost': cost.tolist()}
+        ee_mm = 1e3 * np.linalg.norm(error[:, :2], axis=1)
         report[name] = {
             'time_ms': describe(np.array(ms[name])),
-            'ee_error_mm': describe(1e3 * np.linalg.norm(error[:, :2], axis=1)),
+            'ee_error_mm': {**describe(ee_mm), 'p95': float(np.percentile(ee_mm, 95))},
             'theta_error_deg': describe(np.degrees(np.abs(error[:, 2]))),
             'cost': describe(cost),
             'cost_ratio_to_reference': describe(cost / reference_cost),
             'inside_range': bool(np.all((q >= problem.lower) & (q <= problem.upper)))}
     report['ikflow_z0_over_loink_raw_time'] = speedups(ms['ikflow_z0'], ms['loink_raw'])
+    report['targets_met'] = _targets_met(report)
     report['table_markdown'] = _table(report)
     with threadpool_limits(1):
         report['batched_per_target_ms'] = _batched(solver, flow, problem, targets)
         report['spread'] = _spread(solver, flow, problem, targets[:SPREAD_TARGETS])
         report['ikflow_published_size'] = _published_size(flow, targets, size_samples)
     return report
+
+
+PAPER_RAW_MEAN_MM = 0.44   # Table II, LOInK's raw EE error
+
+
+def _targets_met(report: dict) -> dict:
+    """The accuracy, cost and speed targets, each with its figure from this run."""
+    raw, flow, refined = report['loink_raw'], report['ikflow_z0'], report['loink_refined']
+    raw_mm, flow_mm = raw['ee_error_mm']['mean'], flow['ee_error_mm']['mean']
+    checks = {
+        'raw_ee_mean_at_most_the_papers_0.44_mm': (raw_mm, raw_mm <= PAPER_RAW_MEAN_MM),
+        'raw_ee_mean_below_ikflow_z0': (raw_mm / flow_mm, raw_mm < flow_mm),
+        'raw_cost_ratio_mean_at_most_1.05': (raw['cost_ratio_to_reference']['mean'],
+                                             raw['cost_ratio_to_reference']['mean'] <= 1.05),
+        'refined_cost_ratio_mean_at_most_1.001': (refined['cost_ratio_to_reference']['mean'],
+                                                  refined['cost_ratio_to_reference']['mean'] <= 1.001),
+        'raw_time_mean_below_ikflow_z0': (raw['time_ms']['mean'] / flow['time_ms']['mean'],
+                                          raw['time_ms']['mean'] < flow['time_ms']['mean']),
+        'per_target_time_ratio_median_at_least_1.5': (
+            report['ikflow_z0_over_loink_raw_time']['median'],
+            report['ikflow_z0_over_loink_raw_time']['median'] >= 1.5)}
+    return {name: {'value': float(value), 'met': bool(met)} for name, (value, met) in checks.items()}
 
 
 ROWS = {'loink_raw': 'LOInK (network, learned optimum inside the range)',

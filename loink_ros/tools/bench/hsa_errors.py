@@ -1,5 +1,5 @@
 """`loink bench hsa-errors`: where the HSA model's raw EE error comes from, on `loink bench
-hsa`'s targets (the same seed and count), as JSON. No baseline runs: seconds.
+hsa`'s targets (the same seed and count), as JSON; about a minute.
 
 For each target y, the raw answer q (solver.solve: z = 0's inversion, or the bounded latent's
 where that leaves the twist range) splits its EE error exactly in two:
@@ -8,7 +8,10 @@ the forward fit's own error at the answer (the simulator against the network's t
 and the inverse's residual (the network's task at the answer against the target). Targets
 are grouped by whether the bounded latent moved z (the learned optimum lies on the range's
 bound), by whether the answer touches a bound and by how many of its twists do. Beside them, the forward fit's error at
-configurations drawn uniformly in the range and at ones with one twist on a bound.
+configurations drawn uniformly in the range and at ones with one twist on a bound, and, on up
+to REFERENCE_TARGETS targets of each of the two first groups, the forward fit at the true
+optimum (multi-start IPOPT, baselines/hsa_reference.py) against the fit at the answer, and
+how far the answer lies from that optimum.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from loink_ros.baselines.hsa_reference import HsaReference
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.solver import LOInKSolver
@@ -24,9 +28,11 @@ from loink_ros.tools.bench.hsa import DEFAULT_TARGETS, SEED
 MOVED_TOL = 1e-9     # |z| above this: the bounded latent moved z off 0
 BOUND_TOL = 1e-6     # rad: a twist this close to a bound is on it
 FIT_SAMPLES = 2000
+REFERENCE_TARGETS = 300
 
 
-def run(model: str = 'hsa', count: int = DEFAULT_TARGETS, seed: int = SEED) -> dict:
+def run(model: str = 'hsa', count: int = DEFAULT_TARGETS, seed: int = SEED,
+        reference_targets: int = REFERENCE_TARGETS) -> dict:
     problem = make_problem('hsa')
     solver = LOInKSolver(load_model(model), problem)
     rng = np.random.default_rng(seed)
@@ -50,6 +56,9 @@ def run(model: str = 'hsa', count: int = DEFAULT_TARGETS, seed: int = SEED) -> d
               'raw_error_share_of_the_top_targets': top_shares(raw),
               'forward_fit_at_random_configurations_mm': fit_figures(problem, solver, rng, False),
               'forward_fit_with_one_twist_on_a_bound_mm': fit_figures(problem, solver, rng, True)}
+    report['fit_at_the_true_optimum'] = {
+        name: at_the_optimum(problem, solver, targets, q, fit, np.flatnonzero(mask)[:reference_targets], rng)
+        for name, mask in (('bounded_latent_moved_z', moved), ('interior_z0', ~moved))}
     return report
 
 
@@ -89,3 +98,17 @@ def fit_figures(problem, solver: LOInKSolver, rng: np.random.Generator, one_on_b
         rows, joints = np.arange(FIT_SAMPLES), rng.integers(0, problem.dim, FIT_SAMPLES)
         q[rows, joints] = np.where(rng.random(FIT_SAMPLES) < 0.5, problem.lower[joints], problem.upper[joints])
     return spread(mm(problem.task(q) - solver.forward(q)[0]))
+
+
+def at_the_optimum(problem, solver: LOInKSolver, targets: np.ndarray, q: np.ndarray,
+                   fit: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> dict:
+    """On `rows`: the forward fit at the answer and at the reference's optimum (mm), and the
+    distance between the two configurations (rad)."""
+    if not len(rows):
+        return {'targets': 0}
+    reference = HsaReference(problem)
+    with threadpool_limits(1):
+        optima = np.array([reference.solve(targets[i], rng).phi for i in rows])
+    return {'targets': int(len(rows)), 'forward_fit_at_the_answer_mm': spread(fit[rows]),
+            'forward_fit_at_the_optimum_mm': spread(mm(problem.task(optima) - solver.forward(optima)[0])),
+            'answer_to_optimum_rad': spread(np.linalg.norm(q[rows] - optima, axis=1))}
