@@ -57,7 +57,7 @@ def test_the_error_breakdown_splits_each_raw_error_into_its_two_parts():
     its forward-fit error and inverse residual (the split is exact as vectors), complementary
     groups share the targets and the mean, and the inverse of the shipped model is exact."""
     from loink_ros.tools.bench import hsa_errors
-    report = hsa_errors.run('hsa', count=60)
+    report = hsa_errors.run('hsa', count=60, reference_targets=8)
     groups = report['groups']
     for pair in (('bounded_latent_moved_z', 'interior_z0'), ('answer_on_a_bound', 'answer_inside')):
         assert sum(groups[g]['share_of_targets'] for g in pair) == 1.0
@@ -68,7 +68,8 @@ def test_the_error_breakdown_splits_each_raw_error_into_its_two_parts():
     assert abs(whole['raw_mm']['mean'] - whole['forward_fit_mm']['mean']) <= whole['inverse_residual_mm']['mean'] + 1e-9
     for name in ('bounded_latent_moved_z', 'interior_z0'):
         at = report['fit_at_the_true_optimum'][name]
-        assert at['targets'] == round(groups[name]['share_of_targets'] * 60)
+        # 8 of the group's targets: the fit at those answers lies within the group's.
+        assert at['targets'] == min(8, round(groups[name]['share_of_targets'] * 60))
         if at['targets']:
-            assert at['forward_fit_at_the_answer_mm']['mean'] == pytest.approx(groups[name]['forward_fit_mm']['mean'])
+            assert at['forward_fit_at_the_answer_mm']['max'] <= groups[name]['forward_fit_mm']['max'] + 1e-12
             assert at['forward_fit_at_the_optimum_mm']['max'] > 0 and at['answer_to_optimum_rad']['median'] >= 0
