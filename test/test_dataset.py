@@ -95,3 +95,13 @@ def test_several_datasets_of_one_problem_load_as_one(planar3, tmp_path):
     save_dataset(Dataset(first.x, first.y, first.cost, 'other'), tmp_path / 'c.npz')
     with pytest.raises(ValueError, match='different problems'):
         load_datasets([tmp_path / 'a.npz', tmp_path / 'c.npz'])
+    import subprocess
+    import sys
+    cli = [sys.executable, '-m', 'loink_ros.tools.cli']
+    mixed = subprocess.run([*cli, 'train', '--data', str(tmp_path / 'a.npz'), str(tmp_path / 'c.npz'),
+                            '--out', str(tmp_path / 'run')], capture_output=True, text=True, timeout=120)
+    assert mixed.returncode == 1 and mixed.stderr.strip().splitlines() == [
+        "loink train: the datasets are of different problems: ['other', 'planar3']"]
+    bad = subprocess.run([*cli, 'dataset', 'planar3', '--on-bounds', '1.5', '--out', str(tmp_path / 'd.npz')],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and 'a probability in [0, 1], not 1.5' in bad.stderr

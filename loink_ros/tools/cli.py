@@ -22,6 +22,13 @@ def _ints(text: str) -> list[int]:
     return [int(v) for v in text.replace(',', ' ').split()]
 
 
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f'a probability in [0, 1], not {text}')
+    return value
+
+
 def _emit(result, json_path: str | None) -> None:
     """Print as JSON; also write to a file when asked ('-' is standard output only)."""
     text = json.dumps(result, indent=2)
@@ -48,7 +55,10 @@ def cmd_train(args) -> None:
     from loink_ros.core.network.loink_net import NetworkConfig
     from loink_ros.core.problems.registry import make_problem
     from loink_ros.core.training import TrainConfig, TrainingDiverged, train
-    data = load_datasets(args.data)
+    try:
+        data = load_datasets(args.data)
+    except ValueError as err:
+        raise SystemExit(f'loink train: {err}') from None
     problem = make_problem(data.problem)
     network = NetworkConfig(args.blocks, args.depth, args.mu, args.nu, args.learn_bounds,
                             args.cost_hidden)
@@ -335,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--workers', type=int, default=os.cpu_count() or 1,
                    help='processes labelling chunks (default: one per CPU); the dataset is the '
                    'same for any number')
-    p.add_argument('--on-bounds', type=float, default=0.0, metavar='P',
+    p.add_argument('--on-bounds', type=_probability, default=0.0, metavar='P',
                    help='put each coordinate of each sample on its lower or upper bound with '
                    'probability P (default 0: uniform), for data on the faces of the range')
     p.set_defaults(func=cmd_dataset)
