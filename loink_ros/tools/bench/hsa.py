@@ -120,9 +120,8 @@ def run(model: str, ikflow: Path, count: int = DEFAULT_TARGETS, seed: int = SEED
         q = np.array([getattr(answer, 'q', answer) for answer in answers[name]])
         error = problem.task(q) - targets
         cost = problem.cost(q)
-        report['per_target'][name] = {'ee_error_mm': (1e3 * np.linalg.norm(error[:, :2], axis=1)).tolist(),
-                                      'cost': cost.tolist()}
         ee_mm = 1e3 * np.linalg.norm(error[:, :2], axis=1)
+        report['per_target'][name] = {'ee_error_mm': ee_mm.tolist(), 'cost': cost.tolist()}
         report[name] = {
             'time_ms': describe(np.array(ms[name])),
             'ee_error_mm': {**describe(ee_mm), 'p95': float(np.percentile(ee_mm, 95))},
