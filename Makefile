@@ -7,13 +7,14 @@ setup:
 	bash scripts/setup.sh
 
 # The MoveIt kinematics plugin (loink_kinematics) and MoveIt's pieces it builds against,
-# where ../shared/moveit exists (about 25 min the first time; about 1.5 min in another clone
-# once the cache has them, seconds when current).
+# from ../shared/moveit, which must exist (about 25 min the first time; about 1.5 min in
+# another clone once the cache has them, seconds when current).
 moveit: setup
 	bash scripts/setup_moveit.sh
 
-# ros2_control on MoveIt's pieces, for the hardware tests (mock hardware), where
-# ../shared/ros2_control exists (about 2.5-6 min the first time, seconds when current).
+# ros2_control on MoveIt's pieces, for the hardware tests (mock hardware), from
+# ../shared/ros2_control, which must exist (about 2.5-6 min the first time, seconds when
+# current). Set-up fails, with one line saying which, where a ../shared piece is missing.
 ros2_control: moveit
 	bash scripts/setup_ros2_control.sh
 

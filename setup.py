@@ -24,6 +24,7 @@ setup(
         ('share/' + PACKAGE + '/launch', files('launch/*.py')),
         ('share/' + PACKAGE + '/config', files('config/*.yaml')),
         ('share/' + PACKAGE + '/config/ros2_control', files('config/ros2_control/*.yaml')),
+        ('share/' + PACKAGE + '/config/joint_limits', files('config/joint_limits/*.yaml')),
         ('share/' + PACKAGE + '/models', files('models/*')),
     ],
     install_requires=['setuptools'],

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # One idempotent set-up step: .venv (pip packages + this package in editable mode),
-# the interface packages built with colcon into .colcon/, loink_ros registered in the
-# ament index there, and, where ../shared/ros2tools exists, the ROS 2 Jazzy command line
-# and launch installed into .ros2tools/.
+# the interface packages (loink_msgs and ../shared/interfaces' moveit_msgs closure) built
+# with colcon into .colcon/, loink_ros registered in the ament index there, and the ROS 2
+# Jazzy command line and launch from ../shared/ros2tools installed into .ros2tools/.
+# ../shared/interfaces and ../shared/ros2tools are required: without either this fails with
+# one line on stderr saying which (the suite needs moveit_msgs and the ros2 command line,
+# and fails without them; no test skips for want of set-up).
 # A stamp keyed on the inputs makes a re-run with nothing changed take seconds.
 set -euo pipefail
 
@@ -10,34 +13,41 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV=.venv
 STAMP="$VENV/.loink-setup-stamp"
-SHARED_IF=../shared/interfaces   # moveit_msgs closure (read-only, optional)
-SHARED_TOOLS=../shared/ros2tools # ros2cli, launch, launch_testing (read-only, optional)
+SHARED_IF=../shared/interfaces   # moveit_msgs closure (read-only, required)
+SHARED_TOOLS=../shared/ros2tools # ros2cli, launch, launch_testing (read-only, required)
 TOOLS=.ros2tools
 REQUIREMENTS=(requirements-no-ros.txt requirements.txt requirements-test.txt)
 
 log() { echo "[setup] $*"; }
+if [ ! -d "$SHARED_IF" ]; then
+  echo "[setup] error: $SHARED_IF is missing: it holds the moveit_msgs closure that the node's MoveIt services and their tests need; put it beside this clone" >&2
+  exit 1
+fi
+if [ ! -d "$SHARED_TOOLS" ]; then
+  echo "[setup] error: $SHARED_TOOLS is missing: it holds ROS 2 Jazzy's ros2 command line, launch and launch_testing that the launch and CLI tests need; put it beside this clone" >&2
+  exit 1
+fi
 # shellcheck source=scripts/setup_lib.sh
 source scripts/setup_lib.sh   # pip_install, files_hash, fix_wheel_cmake
 # What .ros2tools is built from: its sources and the ROS wheels it builds against.
 tools_hash() { { files_hash "$SHARED_TOOLS"; cat requirements-no-ros.txt; } | sha256sum | cut -d' ' -f1; }
 
-# Everything whose change needs a re-run; the shared folders count when present.
+# Everything whose change needs a re-run, the shared folders included.
 inputs_hash() {
   {
     cat "${REQUIREMENTS[@]}" requirements-train.txt setup.py setup.cfg package.xml scripts/setup.sh scripts/setup_lib.sh
     files_hash loink_msgs
     # The ament index holds one link per file of these: adding or removing one re-registers.
     find launch config models resource -type f 2>/dev/null | LC_ALL=C sort
-    if [ -d "$SHARED_IF" ]; then files_hash "$SHARED_IF"; fi
-    if [ -d "$SHARED_TOOLS" ]; then tools_hash; fi
+    files_hash "$SHARED_IF"
+    tools_hash
   } | sha256sum | cut -d' ' -f1
 }
 
 HASH="$(inputs_hash)"
-BUILT_OK=(.colcon/install/share/loink_msgs/package.xml)   # what colcon builds
-if [ -d "$SHARED_IF" ]; then BUILT_OK+=(.colcon/install/share/moveit_msgs/package.xml); fi
-DONE_OK=("${BUILT_OK[@]}" .colcon/install/share/loink_ros/package.xml)
-if [ -d "$SHARED_TOOLS" ]; then DONE_OK+=("$TOOLS/env.sh"); fi
+# What colcon builds.
+BUILT_OK=(.colcon/install/share/loink_msgs/package.xml .colcon/install/share/moveit_msgs/package.xml)
+DONE_OK=("${BUILT_OK[@]}" .colcon/install/share/loink_ros/package.xml "$TOOLS/env.sh")
 all_exist() { for f in "$@"; do [ -f "$f" ] || return 1; done; }
 if [ -x "$VENV/bin/python" ] && all_exist "${DONE_OK[@]}" && [ -f "$STAMP" ] \
    && [ "$(cat "$STAMP")" = "$HASH" ]; then
@@ -79,15 +89,9 @@ fi
 # colcon's own setup scripts are not used (env.sh sets the paths), so it may warn
 # that the venv has no local_setup; that is expected.
 export CMAKE_PREFIX_PATH="$VIRTUAL_ENV" AMENT_PREFIX_PATH="$VIRTUAL_ENV"
-BASE_PATHS=(loink_msgs)
-if [ -d "$SHARED_IF" ]; then
-  BASE_PATHS+=("$SHARED_IF")
-  log "colcon: building loink_msgs and the moveit_msgs closure from $SHARED_IF"
-else
-  log "colcon: building loink_msgs ($SHARED_IF absent: no moveit_msgs)"
-fi
+log "colcon: building loink_msgs and the moveit_msgs closure from $SHARED_IF"
 colcon --log-base .colcon/log build \
-  --base-paths "${BASE_PATHS[@]}" \
+  --base-paths loink_msgs "$SHARED_IF" \
   --build-base .colcon/build --install-base .colcon/install --merge-install \
   --event-handlers console_cohesion- console_start_end+ status- summary+ \
   --cmake-args -DPython3_EXECUTABLE="$(command -v python)" -DBUILD_TESTING=OFF
@@ -141,18 +145,14 @@ for link, target in wanted.items():
 print(f'[setup]   {len(wanted)} entries')
 PY
 
-if [ -d "$SHARED_TOOLS" ]; then
-  TOOLS_HASH="$(tools_hash)"
-  if [ -f "$TOOLS/env.sh" ] && [ "$(cat "$TOOLS/.loink-stamp" 2>/dev/null)" = "$TOOLS_HASH" ]; then
-    log "ros2tools: $TOOLS up to date"
-  else
-    log "ros2tools: installing the ROS 2 Jazzy command line and launch into $TOOLS (~1 min)"
-    rm -rf "$TOOLS"
-    PYTHON="$(command -v python)" bash "$SHARED_TOOLS/install.sh" "$TOOLS"
-    echo "$TOOLS_HASH" > "$TOOLS/.loink-stamp"
-  fi
+TOOLS_HASH="$(tools_hash)"
+if [ -f "$TOOLS/env.sh" ] && [ "$(cat "$TOOLS/.loink-stamp" 2>/dev/null)" = "$TOOLS_HASH" ]; then
+  log "ros2tools: $TOOLS up to date"
 else
-  log "ros2tools: $SHARED_TOOLS absent (no ros2 command line)"
+  log "ros2tools: installing the ROS 2 Jazzy command line and launch into $TOOLS (~1 min)"
+  rm -rf "$TOOLS"
+  PYTHON="$(command -v python)" bash "$SHARED_TOOLS/install.sh" "$TOOLS"
+  echo "$TOOLS_HASH" > "$TOOLS/.loink-stamp"
 fi
 
 echo "$HASH" > "$STAMP"

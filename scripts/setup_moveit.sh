@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The MoveIt kinematics plugin (loink_kinematics) for its tests and bench. Where
-# ../shared/moveit exists: its rclcpp, pluginlib and minimal moveit_core, plus its `harness`
-# step (MoveIt's own kinematics-plugin test with the KDL plugin), built into a cache folder
-# outside the clone on a venv of its own, keyed on what they are built from (the cache root
-# is $LOINK_MOVEIT_CACHE, else ~/.cache/loink-moveit; about 20-25 min the first time, a
-# second or two when the key's build is there, from any clone); then loink_msgs and
+# The MoveIt kinematics plugin (loink_kinematics) for its tests and bench: ../shared/moveit's
+# rclcpp, pluginlib and minimal moveit_core, plus its `harness` step (MoveIt's own
+# kinematics-plugin test with the KDL plugin), built into a cache folder outside the clone on
+# a venv of its own, keyed on what they are built from (the cache root is
+# $LOINK_MOVEIT_CACHE, else ~/.cache/loink-moveit; about 20-25 min the first time, a second
+# or two when the key's build is there, from any clone); then loink_msgs and
 # loink_kinematics built with colcon into .moveit/, and .moveit/env.sh for the processes
-# that load the plugin. Without ../shared/moveit nothing is built and the plugin's tests
-# skip; on a ROS 2 install with MoveIt, `colcon build` builds loink_kinematics against it
-# (docs/MOVEIT.md). Run after scripts/setup.sh (it needs .venv).
+# that load the plugin. ../shared/moveit is required: without it this fails with one line
+# on stderr (the plugin's tests, test_moveit_cartesian and ros2_control need its build, and
+# fail without it; no test skips for want of set-up). On a ROS 2 install with MoveIt,
+# `colcon build` builds loink_kinematics against it instead (docs/MOVEIT.md). Run after
+# scripts/setup.sh (it needs .venv).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,8 +20,8 @@ OUT="$ROOT/.moveit"
 log() { echo "[setup-moveit] $*"; }
 
 if [ ! -d "$SHARED_MOVEIT" ]; then
-  log "$SHARED_MOVEIT absent: the MoveIt plugin is not built here (its tests skip)"
-  exit 0
+  echo "[setup-moveit] error: $SHARED_MOVEIT is missing: it holds the MoveIt pieces (rclcpp, pluginlib, moveit_core, the kinematics harness) that the MoveIt plugin, its tests and ros2_control are built on; put it beside this clone" >&2
+  exit 1
 fi
 if [ ! -x .venv/bin/python ]; then
   echo "[setup-moveit] error: .venv missing: run scripts/setup.sh first" >&2

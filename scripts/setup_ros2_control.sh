@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # ros2_control (controller_manager, mock hardware, joint_trajectory_controller, forward
-# controllers) for the hardware tests and bench, where ../shared/ros2_control exists: built
-# by its build.sh on top of MoveIt's pieces (scripts/setup_moveit.sh first: its harness step
-# has what ros2_control needs) into a cache folder outside the clone, one per MoveIt build
+# controllers) for the hardware tests and bench, from ../shared/ros2_control: built by its
+# build.sh on top of MoveIt's pieces (scripts/setup_moveit.sh first: its harness step has
+# what ros2_control needs) into a cache folder outside the clone, one per MoveIt build
 # (root $LOINK_ROS2_CONTROL_CACHE, else ~/.cache/loink-ros2-control; about 2.5-6 min the
 # first time, seconds when current: build.sh keys it on its sources). Then
 # .ros2_control/env.sh: sourced after ./env.sh, it adds ros2_control's and MoveIt's installs
 # to the ROS paths (`ros2 launch loink_ros loink_hardware.launch.py mock_hardware:=true`
-# finds ros2_control_node and the spawner). Without ../shared/ros2_control nothing is built
-# and the hardware tests skip; on a ROS 2 install, ros2_control comes from its packages.
+# finds ros2_control_node and the spawner). ../shared/ros2_control and MoveIt's build
+# (.moveit/work) are required: without either this fails with one line on stderr saying
+# which (the hardware tests need ros2_control, and fail without it; no test skips for want
+# of set-up). On a ROS 2 install, ros2_control comes from its packages instead.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,12 +20,12 @@ OUT="$ROOT/.ros2_control"
 log() { echo "[setup-ros2-control] $*"; }
 
 if [ ! -d "$SHARED" ]; then
-  log "$SHARED absent: ros2_control is not built here (the hardware tests skip)"
-  exit 0
+  echo "[setup-ros2-control] error: $SHARED is missing: it holds the ros2_control sources (controller_manager, mock hardware, the controllers) that the hardware tests run on; put it beside this clone" >&2
+  exit 1
 fi
-if [ ! -L .moveit/work ]; then
-  log ".moveit/work absent (no MoveIt build): ros2_control is not built here"
-  exit 0
+if [ ! -L .moveit/work ] || [ ! -d .moveit/work ]; then
+  echo "[setup-ros2-control] error: .moveit/work is missing (no MoveIt build): ros2_control is built on MoveIt's pieces; run scripts/setup_moveit.sh first (make ros2_control does)" >&2
+  exit 1
 fi
 unset PYTHONPATH   # a caller's env.sh: build.sh sources MoveIt's environment
 MOVEIT="$(readlink .moveit/work)"

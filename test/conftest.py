@@ -14,6 +14,42 @@ import pytest
 # jsrm's one-segment derivation (about a minute), started at collection: test_hsa_statics.py.
 JSRM_PROCESS = pytest.StashKey[subprocess.Popen]()
 
+# ---- what set-up must provide (house rule: a test never skips because set-up left it out) ----
+#
+# A module (`pytestmark = pytest.mark.needs_setup(present, missing)`) or a test marks what it
+# needs from set-up: the ../shared pieces and what scripts/setup*.sh build from them
+# (moveit_msgs, the ros2 command line, launch, colcon, the MoveIt build, ros2_control).
+# `present` is a bool, or a callable taking no arguments (an ImportError from it counts as
+# absent); where it is false, each marked test fails at its set-up with `missing` (what is
+# absent and what provides it), before any fixture starts: missing infrastructure fails, it
+# never skips, and the suite still collects.
+NEEDS_SETUP = 'needs_setup'
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        'markers', f'{NEEDS_SETUP}(present, missing): what set-up must provide; where '
+                   '`present` is false the test fails (never skips) saying `missing`')
+
+
+def setup_present(present) -> bool:
+    """A needs_setup mark's `present`: a bool, or a callable (ImportError: absent)."""
+    if not callable(present):
+        return bool(present)
+    try:
+        return bool(present())
+    except ImportError:
+        return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """Fail (not skip) a test whose needs_setup marks name something set-up left out."""
+    for mark in item.iter_markers(NEEDS_SETUP):
+        present, missing = mark.args
+        if not setup_present(present):
+            pytest.fail(f'set-up left this out: {missing}', pytrace=False)
+
 
 def start_jsrm_one_segment() -> subprocess.Popen:
     """test/jsrm_one_segment.py in the background, its JSON on stdout."""

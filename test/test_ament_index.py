@@ -98,7 +98,8 @@ def ros2(*args: str) -> subprocess.CompletedProcess:
     if shutil.which('ros2') is None:
         if (REPO / '.ros2tools').is_dir():
             pytest.fail('.ros2tools is installed but `ros2` is not on PATH: source ./env.sh')
-        pytest.skip('no ros2 command line (../shared/ros2tools absent and no ROS 2 install)')
+        pytest.fail('no ros2 command line: scripts/setup.sh installs .ros2tools from '
+                    '../shared/ros2tools (missing set-up fails, never skips)', pytrace=False)
     result = subprocess.run(['ros2', *args], capture_output=True, text=True, timeout=60,
                             env=os.environ.copy())
     assert result.returncode == 0, f'ros2 {" ".join(args)}: {result.stderr}'

@@ -41,7 +41,9 @@ def colcon(workspace: Path, verb: str, *args: str) -> subprocess.CompletedProces
     return result
 
 
-@pytest.mark.skipif(shutil.which('colcon') is None, reason='colcon not installed')
+@pytest.mark.needs_setup(shutil.which('colcon') is not None,
+                         'colcon is not on PATH: scripts/setup.sh installs it into .venv '
+                         '(requirements-no-ros.txt; source ./env.sh)')
 @pytest.mark.parametrize('install', ['copy', 'symlink'])
 def test_colcon_test_runs_pytest_on_the_colcon_install(tmp_path, install):
     colcon(tmp_path, 'build', *(['--symlink-install'] if install == 'symlink' else []))
@@ -70,7 +72,9 @@ print(solver.runtime, solver.runtime_note)
 '''
 
 
-@pytest.mark.skipif(shutil.which('colcon') is None, reason='colcon not installed')
+@pytest.mark.needs_setup(shutil.which('colcon') is not None,
+                         'colcon is not on PATH: scripts/setup.sh installs it into .venv '
+                         '(requirements-no-ros.txt; source ./env.sh)')
 def test_the_colcon_install_builds_the_compiled_runtime(tmp_path):
     colcon(tmp_path, 'build')
     site = next((tmp_path / 'install' / 'lib').glob('python3*/site-packages'))

@@ -120,9 +120,9 @@ def test_service_round_trip_across_processes():
 
 
 # Set-up builds moveit_msgs from ../shared/interfaces; elsewhere a ROS install may have it.
-@pytest.mark.skipif(not SHARED_INTERFACES.is_dir()
-                    and importlib.util.find_spec('moveit_msgs') is None,
-                    reason='moveit_msgs not installed (and ../shared/interfaces absent)')
+@pytest.mark.needs_setup(importlib.util.find_spec('moveit_msgs') is not None,
+                         'moveit_msgs is not importable: scripts/setup.sh builds it from '
+                         f'{SHARED_INTERFACES} (source ./env.sh)')
 def test_moveit_get_position_ik_builds_wire_compatible():
     from ament_index_python.packages import get_package_share_directory
     from moveit_msgs.srv import GetPositionIK

@@ -1,7 +1,7 @@
 """The MoveIt plugin in-process (kinematics.yaml's loink_model, no node running): its C++
 GoogleTest suite (loink_kinematics/test/test_inprocess_kinematics.cpp) on libraries built with
 the documented command, `loink moveit-library`, and the node's own answers as the parity
-reference. scripts/setup_moveit.sh builds the suite; without ../shared/moveit this skips."""
+reference. scripts/setup_moveit.sh builds the suite; without that build every test here fails."""
 import json
 import os
 import subprocess
@@ -15,9 +15,11 @@ from conftest import foreign_feature
 from loink_ros.tools import moveit_plugin
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(
-    not moveit_plugin.SHARED_MOVEIT.is_dir() and not moveit_plugin.built(),
-    reason='no MoveIt build: ../shared/moveit is absent (on a ROS install: colcon build)')
+# Set-up builds the plugin: missing, every test here fails (never skips; conftest.py).
+pytestmark = pytest.mark.needs_setup(
+    moveit_plugin.built(),
+    f'no MoveIt build ({moveit_plugin.MOVEIT_ENV} missing): scripts/setup_moveit.sh builds it '
+    'from ../shared/moveit (make test runs it; on a ROS install: colcon build)')
 
 EXPECTED = {
     'InProcess.AnswersAreTheNodesToTheLast1e9',

@@ -1,7 +1,7 @@
 """The MoveIt kinematics plugin (loink_kinematics): its C++ GoogleTest suite
 (loink_kinematics/test/test_loink_kinematics.cpp) against a real loink_node on panda_full,
 which the suite starts, stops and restarts itself. scripts/setup_moveit.sh builds it against
-../shared/moveit's MoveIt pieces; without ../shared/moveit (and no build) this skips."""
+../shared/moveit's MoveIt pieces; without that build every test here fails."""
 import os
 
 import numpy as np
@@ -9,9 +9,11 @@ import pytest
 
 from loink_ros.tools import moveit_plugin
 
-pytestmark = pytest.mark.skipif(
-    not moveit_plugin.SHARED_MOVEIT.is_dir() and not moveit_plugin.built(),
-    reason='no MoveIt build: ../shared/moveit is absent (on a ROS install: colcon build)')
+# Set-up builds the plugin: missing, every test here fails (never skips; conftest.py).
+pytestmark = pytest.mark.needs_setup(
+    moveit_plugin.built(),
+    f'no MoveIt build ({moveit_plugin.MOVEIT_ENV} missing): scripts/setup_moveit.sh builds it '
+    'from ../shared/moveit (make test runs it; on a ROS install: colcon build)')
 
 EXPECTED = {
     'Loading.ByItsDeclaredName', 'Plugin.InitializesPandaArm', 'Plugin.RedundancyIsTheCostsNotDiscretised',

@@ -29,8 +29,8 @@ JAZZY_MODULES = {'launch': 'launch/launch/launch/__init__.py',
                  'launch_ros.actions': 'launch_ros/launch_ros/launch_ros/actions/__init__.py',
                  'launch_ros.substitutions':
                      'launch_ros/launch_ros/launch_ros/substitutions/__init__.py'}
-NO_ROS2_CLI = 'the ros2 command line is not installed (scripts/setup.sh installs ' \
-              '.ros2tools where ../shared/ros2tools exists)'
+NO_ROS2_CLI = 'the ros2 command line is not on PATH: scripts/setup.sh installs .ros2tools ' \
+              'from ../shared/ros2tools (source ./env.sh)'
 
 
 def node_parameters(path: Path) -> dict:
@@ -73,7 +73,8 @@ def public_names(source: Path) -> set[str]:
     return names
 
 
-@pytest.mark.skipif(not JAZZY_SOURCES.is_dir(), reason='../shared/ros2tools is not here')
+@pytest.mark.needs_setup(JAZZY_SOURCES.is_dir(),
+                         f'{JAZZY_SOURCES} is missing: set-up needs ../shared/ros2tools')
 def test_launch_file_uses_only_jazzy_names():
     imports = launch_imports(ast.parse(LAUNCH_FILE.read_text()))
     assert imports
@@ -89,7 +90,8 @@ def load_launch_module():
 
         import launch.actions  # noqa: F401
     except ImportError:
-        pytest.skip('launch and launch_ros are not installed here (.ros2tools is absent)')
+        pytest.fail('launch and launch_ros are not importable: scripts/setup.sh installs them '
+                    'into .ros2tools from ../shared/ros2tools (source ./env.sh)', pytrace=False)
     spec = importlib.util.spec_from_file_location('loink_launch', LAUNCH_FILE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -121,7 +123,7 @@ def test_parameter_file_of_a_model_name_and_of_a_path(tmp_path):
         module.parameter_file('no_such_model', '')
 
 
-@pytest.mark.skipif(shutil.which('launch_test') is None, reason=NO_ROS2_CLI)
+@pytest.mark.needs_setup(shutil.which('launch_test') is not None, NO_ROS2_CLI)
 def test_launch_testing_serves_every_shipped_model():
     # Each shipped model is launched, serves its printed solve example and exits 0.
     result = subprocess.run(['launch_test', str(LAUNCH_CHECK)], capture_output=True,
@@ -139,7 +141,7 @@ def ros2_launch(tmp_path: Path, *arguments: str) -> tuple[int, str]:
     return process.stop(), process.output()
 
 
-@pytest.mark.skipif(shutil.which('ros2') is None, reason=NO_ROS2_CLI)
+@pytest.mark.needs_setup(shutil.which('ros2') is not None, NO_ROS2_CLI)
 def test_model_path_without_parameter_file_is_an_error(tmp_path):
     model = tmp_path / 'my_arm.json'
     shutil.copy(REPO / 'models' / 'planar3.json', model)
@@ -149,7 +151,7 @@ def test_model_path_without_parameter_file_is_an_error(tmp_path):
     assert 'serving model' not in output
 
 
-@pytest.mark.skipif(shutil.which('ros2') is None, reason=NO_ROS2_CLI)
+@pytest.mark.needs_setup(shutil.which('ros2') is not None, NO_ROS2_CLI)
 def test_model_path_uses_the_parameter_file_beside_it(tmp_path):
     model = tmp_path / 'my_arm.json'
     shutil.copy(REPO / 'models' / 'planar3.json', model)

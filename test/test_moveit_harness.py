@@ -3,8 +3,8 @@ by ../shared/moveit's `harness` step, which scripts/setup_moveit.sh runs) on mov
 Panda, panda_arm up to panda_link8: KDL as the control, then loink_kinematics in-process (as
 config/kinematics.yaml sets it) and as the client of a real loink_node on panda_full. Every
 upstream test must run and pass, none skipped; the upstream tests and their thresholds are
-used unchanged. Without ../shared/moveit (and no build) this
-skips."""
+used unchanged. Without the MoveIt build (scripts/setup_moveit.sh, from ../shared/moveit)
+every test here fails."""
 import os
 import subprocess
 import xml.etree.ElementTree as ElementTree
@@ -16,9 +16,11 @@ import yaml
 from loink_ros.tools import moveit_plugin
 from loink_ros.tools.node_process import NodeProcess, isolate_ros_environment
 
-pytestmark = pytest.mark.skipif(
-    not moveit_plugin.SHARED_MOVEIT.is_dir() and not moveit_plugin.built(),
-    reason='no MoveIt build: ../shared/moveit is absent (on a ROS install: colcon build)')
+# Set-up builds the plugin: missing, every test here fails (never skips; conftest.py).
+pytestmark = pytest.mark.needs_setup(
+    moveit_plugin.built(),
+    f'no MoveIt build ({moveit_plugin.MOVEIT_ENV} missing): scripts/setup_moveit.sh builds it '
+    'from ../shared/moveit (make test runs it; on a ROS install: colcon build)')
 
 UPSTREAM = {'getFK', 'randomWalkIK', 'unitIK', 'searchIK', 'searchIKWithCallback', 'getIK',
             'getIKMultipleSolutions', 'getNearestIKSolution'}

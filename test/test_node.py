@@ -308,14 +308,14 @@ def test_smoothing_slows_the_stream(planar3_node, stream):
     # The robot stands in a configuration that reaches the first target far from its optimum.
     start = np.array(solve(planar3_node, task=[tasks[0]], latent=[1.2, -1.2], refine=True)
                      .solution.joint_state.position)
-    for _ in range(3):
-        stream[1].publish(JointState(name=['gripper'] + JOINTS, position=[0.0, *start]))
-        time.sleep(0.05)
     steps = {}
     assert planar3_node.set(velocity_scale=10.0)[0].successful
     for run, smoothing in enumerate((0.0, 20.0)):
         assert planar3_node.set(smoothing=smoothing)[0].successful
         time.sleep(STREAM_TIMEOUT + 0.2)   # a gap: the next target starts a new stream
+        for _ in range(3):                 # ... from this state, fresh (joint_states_max_age)
+            stream[1].publish(JointState(name=['gripper'] + JOINTS, position=[0.0, *start]))
+            time.sleep(0.01)
         path = follow(stream, tasks, first_sec=100 * (run + 1), gap=0.1)
         steps[smoothing] = np.linalg.norm(np.diff(np.vstack([start, path]), axis=0), axis=1)
     planar3_node.set(smoothing=0.0, velocity_scale=1.0)

@@ -132,6 +132,36 @@ def test_a_pose_tip_link_not_fixed_to_the_tip_stops_start_up(tmp_path):
         assert fragment in errors[0]
 
 
+def last_error_line(result: subprocess.CompletedProcess) -> str:
+    """Exit 1 and one `loink_node: ` line, the last (the model's INFO lines come first)."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and 'Traceback' not in result.stderr, result.stderr
+    errors = [line for line in lines if line.startswith('loink_node: ')]
+    assert len(errors) == 1 and errors == lines[-1:], result.stderr
+    return errors[0]
+
+
+def test_a_controller_output_without_acceleration_and_jerk_limits_stops_start_up(tmp_path):
+    """The URDF gives no acceleration or jerk: a controller output cannot keep them."""
+    result = start(['--ros-args', '-p', 'model:=panda_full', '-p', 'joint_limits_file:=""',
+                    '-p', 'command_output:=forward_position'], cwd=tmp_path)
+    line = last_error_line(result)
+    for fragment in ('command_output forward_position needs velocity, acceleration and jerk '
+                     'limits (parameter joint_limits_file)', "joint 'panda_joint1' has no "
+                     'acceleration limit', 'max_acceleration'):
+        assert fragment in line
+
+
+@pytest.mark.parametrize('value, says', [
+    ('/nonexistent/limits.yaml', 'No such file or directory'),
+    ('package://no_such_package/limits.yaml', "package 'no_such_package' is not installed")])
+def test_an_unusable_joint_limits_file_stops_start_up(tmp_path, value, says):
+    result = start(['--ros-args', '-p', 'model:=panda_full', '-p', f'joint_limits_file:={value}'],
+                   cwd=tmp_path)
+    line = last_error_line(result)
+    assert 'bad parameter joint_limits_file' in line and says in line
+
+
 @pytest.mark.parametrize('fixture', ['planar3_node', 'panda_node', 'magneto_node'])
 def test_printed_usage_lines_succeed(fixture, request):
     from sensor_msgs.msg import JointState

@@ -164,9 +164,10 @@ def test_smoothing_changes_live_and_slows_the_posture_drift(panda_full_node, str
 
     def cost_drop(mu: float, first_sec: int) -> float:
         assert panda_full_node.set(smoothing=mu)[0].successful
-        for _ in range(5):
+        time.sleep(0.6)                   # past stream_timeout: the next target starts a stream
+        for _ in range(5):                # ... from this state, fresh (joint_states_max_age)
             states.publish(JointState(name=list(arm.joint_names), position=q.tolist()))
-            time.sleep(0.15)              # past stream_timeout: the next target starts a stream
+            time.sleep(0.01)
         answers = [np.array(send_and_wait(stream, pose_msg(position, rotation, first_sec + k))
                             .joint_state.position) for k in range(15)]
         assert np.abs(answers[0] - q).max() < 0.1     # it started at the robot's state

@@ -149,7 +149,9 @@ def test_an_ambiguous_cost_stops_with_the_fixes_the_check_found(ur5):
     assert not (folder / 'ur5_ambiguous' / 'dataset.npz').exists()
 
 
-@pytest.mark.skipif(shutil.which('ros2') is None, reason='needs the ros2 command line')
+@pytest.mark.needs_setup(shutil.which('ros2') is not None,
+                         'the ros2 command line is not on PATH: scripts/setup.sh installs '
+                         '.ros2tools from ../shared/ros2tools (source ./env.sh)')
 def test_ros2_launch_serves_the_exported_model(ur5, tmp_path):
     from loink_ros.tools.node_process import isolate_ros_environment
     isolate_ros_environment()

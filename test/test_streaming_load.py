@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not (REPO / 'models' / 'panda.json').exists(),
-                                reason='models/panda.json not built yet')
 BUSY = 2
 
 

@@ -1,6 +1,8 @@
 """moveit_msgs/GetCartesianPath at ~/compute_cartesian_path: the whole path planned at once
-(core/runtime/cartesian_path.py), timed by TOPP-RA (path_timing.py). The type move_group
-serves, so its clients work with a remap; docs/CARTESIAN.md says what each field does."""
+(core/runtime/cartesian_path.py) from the request's start state or the measured one, timed
+within the joint limits as joint_trajectory_controller will run it (path_timing.py). The
+type move_group serves, so its clients work with a remap; docs/CARTESIAN.md says what each
+field does."""
 
 import math
 from collections.abc import Callable
@@ -13,11 +15,13 @@ from rclpy.impl.rcutils_logger import RcutilsLogger
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from loink_ros.core.motion.joint_limits import JointLimits, JointLimitsError
 from loink_ros.core.runtime.cartesian_path import CartesianPlanner, PathRequest, interpolate
-from loink_ros.core.runtime.path_timing import TimingError, limit_cartesian_speed, time_path
+from loink_ros.core.runtime.path_timing import SAME_KNOT, CartesianSpeed, TimingError, time_path
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
 from loink_ros.node.conversions import MAX_ARRAY_LENGTH, is_base_frame, joint_index
+from loink_ros.node.measured_state import CurrentConfiguration, StaleState
 from loink_ros.node.moveit_adapter import Refusal, answered
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_targets import PoseLinks, pose_problem
@@ -29,13 +33,14 @@ MAX_POSES = 200_000
 
 
 class CartesianPathService:
-    """The GetCartesianPath handler; no state between calls."""
+    """The GetCartesianPath handler; no state between calls (`robot`: the measured state,
+    which the node's /joint_states subscription keeps)."""
 
-    def __init__(self, pose_solver: PoseSolver, velocity_limits: np.ndarray,
-                 settings: Callable[[], Settings], logger: RcutilsLogger, stats: RequestStats):
+    def __init__(self, pose_solver: PoseSolver, limits: JointLimits, settings: Callable[[], Settings],
+                 logger: RcutilsLogger, stats: RequestStats, robot: CurrentConfiguration):
         self.problem, self.settings, self.logger, self.stats = pose_solver.problem, settings, logger, stats
-        self.planner = CartesianPlanner(pose_solver, velocity_limits)
-        self.velocity_limits = np.asarray(velocity_limits, float)
+        self.planner = CartesianPlanner(pose_solver, limits.velocity)
+        self.limits, self.robot = limits, robot
         self.links = PoseLinks(self.problem)
         self.joint_names = list(self.problem.joint_names)
 
@@ -51,7 +56,7 @@ class CartesianPathService:
         settings = self.settings()
         self.check(request, settings)
         link = request.link_name or self.links.tip
-        start = self.start(request.start_state)
+        start = self.start(request.start_state, settings)
         waypoints = [self.waypoint(pose, link, i) for i, pose in enumerate(request.waypoints)]
         if start is not None:
             first = self.link_pose(start, link)
@@ -72,12 +77,12 @@ class CartesianPathService:
         response.fraction = fraction(reached, ends, start is None)
         if not len(q):
             raise Refusal(MoveItErrorCodes.NO_IK_SOLUTION, reason or 'no configuration')
-        if start is None:   # the start chosen: the state the path starts at
-            response.start_state = RobotState(joint_state=JointState(
-                name=list(self.joint_names), position=q[0].tolist()))
+        # The state the path starts at: the given, the measured or the chosen one.
+        response.start_state = RobotState(joint_state=JointState(name=list(self.joint_names),
+                                                                 position=q[0].tolist()))
         if reason is not None:
             self.logger.info(f'compute_cartesian_path: fraction {response.fraction:.3f}: {reason}')
-        response.solution = self.trajectory(q, request, settings)
+        response.solution = self.trajectory(q, request)
 
     def check(self, request: GetCartesianPath.Request, settings: Settings) -> None:
         """Group, links, frame, numbers and constraints must be usable."""
@@ -114,12 +119,43 @@ class CartesianPathService:
                 or constraints.orientation_constraints or constraints.visibility_constraints):
             raise Refusal(MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
                           'path_constraints are not supported: give the path as waypoints')
-        if not len(settings.acceleration_limits):
-            raise Refusal(MoveItErrorCodes.FAILURE, 'no acceleration limits to time the path '
-                          'with: set the parameter acceleration_limits (docs/CARTESIAN.md)')
+        try:
+            self.limits.require('acceleration')
+        except JointLimitsError as err:
+            raise Refusal(MoveItErrorCodes.FAILURE, f'no acceleration limits to time the path '
+                          f'with: {err} (the parameter joint_limits_file, docs/CARTESIAN.md)') from None
 
-    def start(self, state: RobotState) -> np.ndarray | None:
-        """The group's joints of start_state; None (a free start) when it names none of them."""
+    def start(self, state: RobotState, settings: Settings) -> np.ndarray | None:
+        """Where the path starts, as MoveIt reads start_state: its group joints; a state that
+        names none of them, or is_diff with some, is the measured state (with those joints
+        set); None (a free start) when no state of every joint ever came on /joint_states."""
+        given = self.given_joints(state)
+        if len(given) == len(self.joint_names):
+            q, source = np.array([given[name] for name in self.joint_names]), 'start_state'
+        elif given and not state.is_diff:
+            missing = [name for name in self.joint_names if name not in given]
+            raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
+                          f'start_state lacks the group joints {missing}')
+        elif self.robot.measured is None:
+            if given:
+                raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
+                              f'start_state is a diff and no state came on {settings.joint_states_topic} '
+                              'to apply it to')
+            return None
+        else:
+            q, source = self.measured(settings), f'the state on {settings.joint_states_topic}'
+            for i, name in enumerate(self.joint_names):
+                q[i] = given.get(name, q[i])
+        outside = (q < self.problem.lower - 1e-9) | (q > self.problem.upper + 1e-9)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
+                          f'{source} puts {self.joint_names[i]} at {q[i]:.6g}, outside its '
+                          f'limits [{self.problem.lower[i]:.6g}, {self.problem.upper[i]:.6g}]')
+        return q
+
+    def given_joints(self, state: RobotState) -> dict[str, float]:
+        """The group joints start_state names, with their positions (finite)."""
         joints = state.joint_state
         if max(len(joints.name), len(joints.position)) > MAX_ARRAY_LENGTH:
             raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
@@ -128,23 +164,21 @@ class CartesianPathService:
             index = joint_index(joints.name, joints.position, 'start_state.joint_state')
         except ValueError as err:
             raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE, str(err)) from None
-        named = [name for name in self.joint_names if name in index]
-        if not named:
-            return None
-        if len(named) < len(self.joint_names):
-            missing = [name for name in self.joint_names if name not in index]
-            raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
-                          f'start_state lacks the group joints {missing}')
-        q = np.array([joints.position[index[name]] for name in self.joint_names])
-        if not np.all(np.isfinite(q)):
+        given = {name: joints.position[index[name]] for name in self.joint_names if name in index}
+        if not all(math.isfinite(value) for value in given.values()):
             raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE, 'start_state has NaN or inf')
-        outside = (q < self.problem.lower - 1e-9) | (q > self.problem.upper + 1e-9)
-        if outside.any():
-            i = int(np.flatnonzero(outside)[0])
-            raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
-                          f'start_state puts {self.joint_names[i]} at {q[i]:.6g}, outside its '
-                          f'limits [{self.problem.lower[i]:.6g}, {self.problem.upper[i]:.6g}]')
-        return q
+        return given
+
+    def measured(self, settings: Settings) -> np.ndarray:
+        """The measured positions (a copy); ROBOT_STATE_STALE, saying how old, when older than
+        joint_states_max_age."""
+        try:
+            measured = self.robot.fresh(settings.joint_states_max_age, settings.joint_states_topic)
+        except StaleState as err:
+            raise Refusal(MoveItErrorCodes.ROBOT_STATE_STALE,
+                          f'the path starts at the measured state and {err}: send the group '
+                          'joints in start_state, or publish the state') from None
+        return measured.positions.copy()
 
     def waypoint(self, pose, link: str, index: int) -> PoseTarget:
         """A waypoint of `link` as a PoseTarget of that link (not yet the tip's)."""
@@ -179,23 +213,22 @@ class CartesianPathService:
         return q[:cut], cut, (f'a step of {steps[jumps[0]]:.3g} rad after pose {cut - 1} is more '
                               f'than jump_threshold {factor:g} x the mean step {steps.mean():.3g}')
 
-    def trajectory(self, q: np.ndarray, request: GetCartesianPath.Request,
-                   settings: Settings) -> RobotTrajectory:
-        """q timed within the limits x the request's scaling factors (outside (0, 1]: 1, as
-        MoveIt), and its Cartesian speed limit."""
-        keep = np.concatenate([[True], np.abs(np.diff(q, axis=0)).max(axis=1) > 0.0])
-        q = q[keep]
-        velocity = self.velocity_limits * scaling(request.max_velocity_scaling_factor)
-        acceleration = (np.asarray(settings.acceleration_limits, float)
-                        * scaling(request.max_acceleration_scaling_factor))
-        try:
-            timing = time_path(q, velocity, acceleration)
-        except TimingError as err:
-            raise Refusal(MoveItErrorCodes.FAILURE, str(err)) from None
+    def trajectory(self, q: np.ndarray, request: GetCartesianPath.Request) -> RobotTrajectory:
+        """q timed within the velocity and acceleration limits x the request's scaling factors
+        (outside (0, 1]: 1, as MoveIt) and the jerk limits, between the points too, and within
+        its Cartesian speed limit."""
+        q = q[np.concatenate([[True], np.abs(np.diff(q, axis=0)).max(axis=1) > SAME_KNOT])]
+        velocity = self.limits.velocity * scaling(request.max_velocity_scaling_factor)
+        acceleration = self.limits.acceleration * scaling(request.max_acceleration_scaling_factor)
+        speed = None
         if request.max_cartesian_speed > 0.0:
             link = request.cartesian_speed_limited_link or request.link_name or self.links.tip
-            positions = np.array([self.link_pose(row, link).position for row in q])
-            timing = limit_cartesian_speed(timing, q, positions, request.max_cartesian_speed)
+            speed = CartesianSpeed(np.array([self.link_pose(row, link).position for row in q]),
+                                   request.max_cartesian_speed)
+        try:
+            timing = time_path(q, velocity, acceleration, self.limits.jerk, speed)
+        except TimingError as err:
+            raise Refusal(MoveItErrorCodes.FAILURE, str(err)) from None
         trajectory = JointTrajectory(joint_names=list(self.joint_names))
         trajectory.header.frame_id = self.problem.base_frame
         for row, t, v, a in zip(q, timing.times, timing.velocities, timing.accelerations):

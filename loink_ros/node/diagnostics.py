@@ -20,14 +20,15 @@ class Diagnostics:
     the pose stream's, with its largest tracking errors), the commands sent and whether the
     output holds.
 
-    Level WARN while the stream skips targets or a request failed with an internal error
-    since the previous report; OK otherwise.
+    Level ERROR while the commands hold on a stale /joint_states; WARN while the stream skips
+    targets or a request failed with an internal error since the previous report; OK
+    otherwise.
     """
 
     def __init__(self, node: Node, model: ModelFile, stats: RequestStats,
                  stream: Callable[[], StreamCounts], period: float,
                  pose_stream: Callable[[], PoseStreamCounts] | None = None,
-                 commands: Callable[[], dict[str, str]] | None = None):
+                 commands: Callable[[], tuple[dict[str, str], str | None]] | None = None):
         self.node, self.model, self.stats, self.stream = node, model, stats, stream
         self.pose_stream, self.commands = pose_stream, commands
         self.publisher = node.create_publisher(DiagnosticArray, TOPIC, 10)
@@ -45,15 +46,19 @@ class Diagnostics:
             poses = self.pose_stream()
             values.update(pose_tracking_values(poses))
             skipped += poses.skipped
+        error = None
         if self.commands is not None:
-            values.update(self.commands())
+            commands, error = self.commands()
+            values.update(commands)
         now = (skipped, self.stats.failed_with(INTERNAL_FAILURES))
         level, message = DiagnosticStatus.OK, 'serving'
         if values.get('holding', 'no') != 'no':
-            message = 'serving; holding the last command: no target for stream_timeout'
+            message = f'serving; holding: {values["holding"].removeprefix("yes: ")}'
         if now != self.previous:
             level, message = DiagnosticStatus.WARN, ('stream targets skipped or a request '
                                                      'failed inside the node since the last report')
+        if error:
+            level, message = DiagnosticStatus.ERROR, f'commands hold: {error}'
         self.previous = now
         status = DiagnosticStatus(level=level, name=self.node.get_fully_qualified_name(),
                                   message=message, hardware_id=self.model.name,

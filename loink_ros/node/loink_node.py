@@ -7,14 +7,18 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from loink_msgs.srv import GetModelInfo, Sample, Solve, SolvePose
-from loink_ros.core.problems.arms.velocity_limits import velocity_limits
+from loink_ros.core.motion.joint_limits import JointLimits, JointLimitsError
+from loink_ros.core.motion.online_generator import OnlineGenerator
 from loink_ros.node import parameters
-from loink_ros.node.command_output import CONTROLLERS, CommandOutput, ForwardPositionOutput, TrajectoryOutput
-from loink_ros.node.commander import Commander, command_values
+from loink_ros.node.command_output import CONTROLLERS, ForwardPositionOutput, TrajectoryOutput
+from loink_ros.node.commander import Commander
 from loink_ros.node.controller_joints import command_joints, controller_joints
 from loink_ros.node.diagnostics import Diagnostics
 from loink_ros.node.failures import StartupError
 from loink_ros.node.ik_services import IKServices
+from loink_ros.node.limits_file import node_joint_limits
+from loink_ros.node.measured_state import CurrentConfiguration
+from loink_ros.node.motion_commander import MotionCommander
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_service import PoseService
 from loink_ros.node.pose_streaming import PoseStreamer
@@ -22,7 +26,7 @@ from loink_ros.node.pose_targets import PoseLinks, pose_solver_of
 from loink_ros.node.request_stats import RequestStats
 from loink_ros.node.robot_description import received_description
 from loink_ros.node.startup import load_solver
-from loink_ros.node.streaming import CurrentConfiguration, Streamer
+from loink_ros.node.streaming import Streamer
 from loink_ros.node.usage import usage_lines
 
 # Seconds between checks for a stale target stream (commander.py).
@@ -60,7 +64,8 @@ class LOInKNode(Node):
             log(self.solver.runtime_note)
         self.add_post_set_parameters_callback(self.on_parameters_set)
         self.stats = RequestStats()
-        self.robot = CurrentConfiguration(list(self.solver.problem.joint_names))
+        self.robot = CurrentConfiguration(list(self.solver.problem.joint_names), self.get_clock())
+        self.limits, self.limits_reason = self.joint_limits(s)
         # Reentrant: on a multi-threaded executor requests run in parallel; handlers keep no
         # state between calls.
         services = ReentrantCallbackGroup()
@@ -95,6 +100,16 @@ class LOInKNode(Node):
                                                else None,
                                                s.cartesian_path_service if paths else None)))
 
+    def joint_limits(self, s: Settings) -> tuple[JointLimits | None, str]:
+        """The joint limits (limits_file.py), or None and why for a model without them;
+        StartupError for an unusable joint_limits_file."""
+        try:
+            return node_joint_limits(self.solver.problem, s.joint_limits_file), ''
+        except JointLimitsError as err:
+            raise StartupError(f'bad parameter joint_limits_file: {err}') from None
+        except (ValueError, AttributeError) as err:   # no URDF arm, no velocity limits
+            return None, str(err)
+
     def helper_node(self, role: str) -> Node:
         """A node beside this one (`<name>_<role>`), in the same namespace, no remappings."""
         return Node(f'{self.get_name()}_{role}', namespace=self.get_namespace(),
@@ -118,43 +133,60 @@ class LOInKNode(Node):
             self.get_logger().warning(f'the pose stream is off: {err}')
             return None
 
-    def add_commander(self, s: Settings, solution_topic: str) -> Commander:
-        """The streams' commander and its output (commander.py, command_output.py), with the
-        stale-target check on the stream's thread; StartupError, one line, for a controller
-        whose joints are not the model's or a model without velocity limits."""
-        try:
-            limits = velocity_limits(self.solver.problem)
-        except ValueError as err:   # a URDF without velocity limits
-            if s.command_output != 'joint_state':
-                raise StartupError(f'command_output {s.command_output} needs velocity limits: '
-                                   f'{err}') from None
-            limits = None
-        output = None if s.command_output == 'joint_state' else self.command_output(s)
-        self.command_topic = solution_topic if output is None else output.topic
-        if output is not None:
-            self.get_logger().info(f'stream commands go to {self.command_topic} '
-                                   f'({s.command_output}, joints {output.joints})')
-        commander = Commander(output, limits, lambda: self.robot.positions, self.get_logger(),
-                              s.command_lead)
+    def add_commander(self, s: Settings, solution_topic: str) -> Commander | MotionCommander:
+        """The streams' commander: the joint_state output's (commander.py), or the motion layer
+        and a controller's output (motion_commander.py, command_output.py), with their timers
+        on the stream's thread; StartupError, one line, for a controller whose joints are not
+        the model's, or limits a controller output cannot do without."""
+        if s.command_output == 'joint_state':
+            self.command_topic = solution_topic
+            limits = None if self.limits is None else self.limits.velocity
+            commander = Commander(limits, self.robot, lambda: self.settings.joint_states_max_age,
+                                  self.get_logger())
+        else:
+            commander = self.motion_commander(s)
         self.stream_node.create_timer(STALE_CHECK_S,
                                       lambda: commander.check_stale(self.settings.stream_timeout))
         return commander
 
-    def command_output(self, s: Settings) -> CommandOutput:
-        """The controller's output, in the joint order it reports (controller_joints.py)."""
+    def motion_commander(self, s: Settings) -> MotionCommander:
+        if self.limits is None:
+            raise StartupError(f'command_output {s.command_output} needs joint limits: '
+                               f'{self.limits_reason}')
+        try:
+            motion = OnlineGenerator(self.limits)
+        except JointLimitsError as err:
+            raise StartupError(f'command_output {s.command_output} needs velocity, acceleration '
+                               f'and jerk limits (parameter joint_limits_file): {err}') from None
+        try:
+            from loink_ros.node.controller_activity import ControllerActivity
+        except ImportError as err:
+            raise StartupError(f'command_output {s.command_output} needs controller_manager_msgs '
+                               f'(ros2_control): {err}') from None
         default, suffix = CONTROLLERS[s.command_output]
         controller = '/' + (s.controller or default).lstrip('/')
         read = controller_joints(self.stream_node, controller, s.controller_timeout)
         model = list(self.solver.problem.joint_names)
         joints = command_joints(model, list(s.controller_joints), controller, read)
         topic = self.resolve_topic_name(s.command_topic or f'{controller}/{suffix}')
-        if s.command_output == 'forward_position':
-            return ForwardPositionOutput(self.stream_node, topic, model, joints)
-        return TrajectoryOutput(self.stream_node, topic, model, joints)
+        step = 1.0 / s.command_rate
+        output = (ForwardPositionOutput(self.stream_node, topic, model, joints)
+                  if s.command_output == 'forward_position' else
+                  TrajectoryOutput(self.stream_node, topic, model, joints, s.command_horizon, step))
+        activity = ControllerActivity(self.stream_node, s.controller_manager, controller,
+                                      s.controller_check_period)
+        commander = MotionCommander(output, motion, self.robot, activity, self.current,
+                                    self.get_logger())
+        self.stream_node.create_timer(step, commander.tick)
+        self.command_topic = topic
+        self.get_logger().info(f'stream commands go to {topic} ({s.command_output}, joints '
+                               f'{joints}, {s.command_rate:g} Hz, limits from {self.limits.source})')
+        return commander
 
-    def command_diagnostics(self) -> dict[str, str]:
-        return command_values(self.commander.snapshot(), self.settings.command_output,
-                              self.command_topic)
+    def command_diagnostics(self) -> tuple[dict[str, str], str | None]:
+        values, error = self.commander.diagnostics()
+        return {'command output': f'{self.settings.command_output} on {self.command_topic}',
+                **values}, error
 
     def stream_names(self, s: Settings) -> dict[str, str]:
         """The streams' topic names, resolved by this node (its namespace and remappings)."""
@@ -193,13 +225,7 @@ class LOInKNode(Node):
 
     def add_cartesian_path_service(self) -> bool:
         """GetCartesianPath, for models that serve full poses, when moveit_msgs has it and the
-        URDF gives velocity limits, on paths_node under this node's resolved name;
-        StartupError for acceleration limits of another length."""
-        s = self.settings
-        n = self.solver.problem.dim
-        if s.acceleration_limits and len(s.acceleration_limits) != n:
-            raise StartupError(f'bad parameter acceleration_limits: {len(s.acceleration_limits)} '
-                               f'values; the model has {n} joints')
+        limits can time a path, on paths_node under this node's resolved name."""
         if self.pose_solver is None:
             return False
         try:
@@ -210,15 +236,13 @@ class LOInKNode(Node):
             self.get_logger().info('moveit_msgs has no GetCartesianPath: the Cartesian path '
                                    'service is off')
             return False
-        try:
-            limits = velocity_limits(self.pose_solver.problem)
-        except ValueError as err:
-            self.get_logger().warning(f'the Cartesian path service is off: {err}')
+        if self.limits is None:
+            self.get_logger().warning(f'the Cartesian path service is off: {self.limits_reason}')
             return False
-        handler = CartesianPathService(self.pose_solver, limits, self.current, self.get_logger(),
-                                       self.stats)
+        handler = CartesianPathService(self.pose_solver, self.limits, self.current,
+                                       self.get_logger(), self.stats, self.robot)
         self.paths_node.create_service(GetCartesianPath,
-                                       self.resolve_service_name(s.cartesian_path_service),
+                                       self.resolve_service_name(self.settings.cartesian_path_service),
                                        handler.compute_cartesian_path)
         return True
 

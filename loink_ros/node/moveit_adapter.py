@@ -37,10 +37,10 @@ from loink_ros.core.runtime.requests import MAX_SPREAD
 from loink_ros.core.runtime.solution import Solution
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.node.conversions import MAX_ARRAY_LENGTH, is_base_frame, joint_index
+from loink_ros.node.measured_state import CurrentConfiguration, StaleState
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_targets import PoseLinks, pose_problem
 from loink_ros.node.request_stats import RequestStats
-from loink_ros.node.streaming import CurrentConfiguration
 
 AXES = 'xyz'
 # The deadline search: latent samples per round, and the first round's spread (a variance,
@@ -247,7 +247,8 @@ class MoveItIK:
 
     def group_seed(self, state: RobotState) -> tuple[dict[str, int] | None, np.ndarray | None]:
         """Name -> index of the request's joint state (None when it is empty) and the seed:
-        the group's joints of the request, else of /joint_states, else none."""
+        the group's joints of the request, else of /joint_states (ROBOT_STATE_STALE when
+        that state is older than joint_states_max_age), else none (no state ever came)."""
         joints = state.joint_state
         sizes = [len(joints.name), len(joints.position), len(joints.velocity),
                  len(joints.effort), len(state.multi_dof_joint_state.joint_names)]
@@ -255,7 +256,7 @@ class MoveItIK:
             raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE, f'robot_state has an array of '
                           f'{max(sizes)} entries; the limit is {MAX_ARRAY_LENGTH}')
         if not joints.name and not joints.position:
-            return None, self.robot.positions
+            return None, self.current_state()
         try:
             index = joint_index(joints.name, joints.position, 'robot_state.joint_state')
         except ValueError as err:
@@ -269,6 +270,17 @@ class MoveItIK:
             raise Refusal(MoveItErrorCodes.INVALID_ROBOT_STATE,
                           'robot_state has NaN or inf in a group joint')
         return index, seed
+
+
+    def current_state(self) -> np.ndarray | None:
+        """The measured positions, None before any came; Refusal when they are stale."""
+        if self.robot.measured is None:
+            return None
+        try:
+            return self.robot.fresh(self.settings().joint_states_max_age).positions
+        except StaleState as err:
+            raise Refusal(MoveItErrorCodes.ROBOT_STATE_STALE,
+                          f'robot_state is empty and {err}: send the robot state') from None
 
 
 def answered(service: str, answer: Callable[[], None], logger: RcutilsLogger,

@@ -44,10 +44,16 @@ class Settings:
     controller: str
     controller_joints: tuple[str, ...]
     controller_timeout: float
+    controller_manager: str
+    controller_check_period: float
+    command_rate: float
+    command_horizon: float
     command_lead: float
+    resync_tolerance: float
+    joint_states_max_age: float
+    joint_limits_file: str
     moveit_service: str
     cartesian_path_service: str
-    acceleration_limits: tuple[float, ...]
     group_name: str
     max_samples: int
     ik_timeout: float
@@ -137,18 +143,37 @@ SPECS: dict[str, Spec] = {
                               strings=True),
     'controller_timeout': Spec(30.0, "Seconds to wait at start-up for the controller's "
                                'parameters (command outputs).', low=0.0, high=3600.0),
-    'command_lead': Spec(0.01, 'joint_trajectory output: seconds a command may take to reach '
-                         'the controller; each is due this long after the longest recent gap '
-                         'between targets (longer: steadier under load, the robot trails '
-                         'further).', low=0.0, high=1.0),
+    'controller_manager': Spec('/controller_manager', "The controller manager whose "
+                               'list_controllers says whether the controller is active (command '
+                               'outputs: nothing is sent to an inactive one).'),
+    'controller_check_period': Spec(0.1, 'Seconds between list_controllers calls (command '
+                                    'outputs).', low=0.0, high=60.0, positive=True),
+    'command_rate': Spec(250.0, "Command outputs: commands per second, from the motion "
+                         "generator; forward_position: the controller's update rate.",
+                         low=1.0, high=2000.0),
+    'command_horizon': Spec(0.1, 'joint_trajectory output: seconds of the planned motion each '
+                            'command carries before its stop to rest (longer than any gap '
+                            'between commands).', low=0.0, high=5.0, positive=True),
+    'command_lead': Spec(0.01, 'Command outputs: the motion changes for a new answer this '
+                         'many seconds ahead of now, so that a controller taking a command up '
+                         'late finds the same motion before it (longer than a command takes '
+                         'to reach the controller).', low=0.0, high=1.0),
+    'resync_tolerance': Spec(0.05, 'Command outputs: the motion restarts from the measured '
+                             'state when it is farther than this (rad or m, any joint) from '
+                             'every recent command.', live=True, low=0.0, high=10.0,
+                             positive=True),
+    'joint_states_max_age': Spec(0.1, 'Seconds after which a joint state is stale (its '
+                                 'arrival, and its stamp where set): streams hold, requests '
+                                 'without a robot state are refused.', live=True, low=0.0,
+                                 high=3600.0, positive=True),
+    'joint_limits_file': Spec('', 'A joint_limits.yaml (MoveIt and ros2_control format; a path or '
+                              'package://<package>/<path>) tightening the URDF limits and giving '
+                              'acceleration and jerk limits; empty: the URDF only.'),
     'moveit_service': Spec('~/compute_ik', 'Name of the moveit_msgs GetPositionIK service.',
                            required=True, ros_name='service'),
     'cartesian_path_service': Spec('~/compute_cartesian_path', 'Name of the moveit_msgs '
                                    'GetCartesianPath service (models that serve full poses).',
                                    required=True, ros_name='service'),
-    'acceleration_limits': Spec((), 'Joint acceleration limits (rad/s^2 or m/s^2, model joint '
-                                "order) the Cartesian path service times its paths with; "
-                                'empty: that service refuses, naming this parameter.'),
     'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),
     'max_samples': Spec(100, 'Largest count a sample request may ask for.', live=True,
                         low=1, high=MAX_SAMPLES),

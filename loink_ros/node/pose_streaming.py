@@ -17,6 +17,7 @@ from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.subscription import MessageInfo
+from sensor_msgs.msg import JointState
 
 from loink_msgs.msg import PoseTracking
 from loink_ros.core.problems.arms.velocity_limits import velocity_limits
@@ -74,7 +75,7 @@ class PoseStreamer:
         if skipped:
             self.logger.warning(f'pose stream: {skipped} older target(s) skipped, the solver is '
                                 'behind (latest target wins)', throttle_duration_sec=LOG_THROTTLE)
-        answer = self.answer(msg)
+        answer, command = self.answer(msg)
         with self.lock:
             c = self.counts
             c.skipped += skipped
@@ -86,11 +87,12 @@ class PoseStreamer:
                 c.position_error_max = max(c.position_error_max, answer.position_error)
                 c.rotation_error_max = max(c.rotation_error_max, answer.rotation_error)
         if answer is not None:
-            self.solution.publish(answer.joint_state)
+            self.solution.publish(command)
             self.tracking.publish(answer)
 
-    def answer(self, msg: PoseStamped) -> PoseTracking | None:
-        """The answer to one target, or None (logged) when it is dropped."""
+    def answer(self, msg: PoseStamped) -> tuple[PoseTracking | None, JointState | None]:
+        """The answer to one target and the command sent for it, or None (logged) when it is
+        dropped."""
         try:
             return self.step(msg)
         except (DroppedTarget, NotCommanded) as err:
@@ -100,18 +102,19 @@ class PoseStreamer:
             self.last_target = None   # the tracker's state is suspect: restart
             self.logger.error(f'pose stream: dropped target: {type(err).__name__}: {err}',
                               throttle_duration_sec=LOG_THROTTLE)
-        return None
+        return None, None
 
-    def step(self, msg: PoseStamped) -> PoseTracking:
-        """The next answer of the stream."""
+    def step(self, msg: PoseStamped) -> tuple[PoseTracking, JointState]:
+        """The next answer of the stream (PoseTracking: the tracker's answer and its errors),
+        and the command sent for it (the commander's: the answer velocity-limited, or the
+        motion's state of the moment for a controller output)."""
         s, now = self.settings(), time.monotonic()
         target = self.target(msg, s.pose_tip_link)
         tracker = self.tracker
         tracker.velocity_scale, tracker.smoothing = s.velocity_scale, s.smoothing
         tracker.tolerance = (s.task_tolerance, s.rotation_tolerance)
         if self.last_target is None or now - self.last_target > s.stream_timeout:
-            self.commander.start()
-            tracker.reset(self.robot.positions)
+            tracker.reset(self.commander.start())
         slot = self.commander.slot(now)
         try:
             step = tracker.step(target, slot.budget)
@@ -123,12 +126,13 @@ class PoseStreamer:
         if short:
             tracker.reset(q)
         self.last_target = now
-        state = joint_state(self.joint_names, q, msg.header.stamp)
-        out = PoseTracking(joint_state=state, position_error=step.position_error,
+        command = joint_state(self.joint_names, q, msg.header.stamp)
+        answer = joint_state(self.joint_names, step.q, msg.header.stamp)
+        out = PoseTracking(joint_state=answer, position_error=step.position_error,
                            rotation_error=step.rotation_error, on_target=step.on_target,
                            lag=step.lag or '')
         out.header.stamp, out.header.frame_id = msg.header.stamp, self.base_frame
-        return out
+        return out, command
 
     def target(self, msg: PoseStamped, link: str) -> PoseTarget:
         """The tip's target in the base frame; DroppedTarget for a bad pose, frame or link."""

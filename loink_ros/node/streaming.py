@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
@@ -26,6 +25,8 @@ from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
 from loink_ros.node.commander import Commander, NotCommanded
 from loink_ros.node.conversions import bounded, is_base_frame, joint_state
+from loink_ros.node.measured_state import CurrentConfiguration
+from loink_ros.node.motion_commander import MotionCommander
 from loink_ros.node.parameters import Settings
 
 TARGET_QOS = QoSProfile(depth=1)
@@ -70,7 +71,7 @@ class Streamer:
 
     def __init__(self, node: Node, logger: RcutilsLogger, names: dict[str, str],
                  solver: LOInKSolver, settings: Callable[[], Settings],
-                 robot: 'CurrentConfiguration', commander: Commander):
+                 robot: CurrentConfiguration, commander: Commander | MotionCommander):
         self.logger, self.settings, self.robot, self.commander = logger, settings, robot, commander
         self.joint_names = list(solver.problem.joint_names)
         self.base_frame = solver.model.problem['base_frame']
@@ -129,8 +130,7 @@ class Streamer:
         settings, now = self.settings(), time.monotonic()
         task = bounded(target.task, 'task')
         if self.last_target is None or now - self.last_target > settings.stream_timeout:
-            self.commander.start()
-            self.tracker.reset(self.robot.positions)
+            self.tracker.reset(self.commander.start())
         slot = self.commander.slot(now)
         self.tracker.smoothing, self.tracker.refine_answer = settings.smoothing, settings.refine
         solution = self.tracker.step(task)
@@ -143,26 +143,3 @@ class Streamer:
             self.tracker.reset(q)
         self.last_target = now
         return joint_state(self.joint_names, q, target.header.stamp)
-
-
-class CurrentConfiguration:
-    """The latest positions of the model's joints from /joint_states, once all are known."""
-
-    def __init__(self, joint_names: list[str]):
-        self.index = {name: i for i, name in enumerate(joint_names)}
-        self.known = np.zeros(len(joint_names), dtype=bool)
-        self.values = np.zeros(len(joint_names))
-        self.positions: np.ndarray | None = None
-
-    def update(self, msg: JointState) -> None:
-        """Merge one message (robots may split their joints over several publishers)."""
-        if len(msg.name) != len(msg.position):
-            return
-        values = self.values.copy()
-        for name, position in zip(msg.name, msg.position):
-            i = self.index.get(name)
-            if i is not None and np.isfinite(position):
-                values[i], self.known[i] = position, True
-        self.values = values
-        if self.known.all():
-            self.positions = values  # one assignment: readers see a whole configuration

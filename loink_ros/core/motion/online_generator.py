@@ -1,0 +1,189 @@
+"""The online trajectory generator between the solver and a robot: every command is a state
+of one jerk-limited motion (ruckig), so position, velocity, acceleration and jerk stay within
+the joint limits whatever the targets do.
+
+The motion is a function of time: `move_to` and `brake` replan from the motion's own state at
+a given moment (position, velocity and acceleration continue), and `state(t)` samples it. A
+replan may be given a moment ahead of now: the motion before it stays as it was, so a
+controller that takes a command up late still finds the same past (what the command lead is
+for). A `restart` begins anew from a measured state (the arm, not the command, is the
+reference).
+Time synchronisation makes every joint arrive together, so a move or a stop keeps to the
+straight joint-space line where it starts at rest, and to the arm's branch in any case.
+
+Joint ranges: ruckig's community version does not keep position limits, so each replan
+bounds every joint's velocity towards its nearest position limit by what it can still brake
+from (`braking_speed`); a state that rounding puts outside the range is clipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from ruckig import ControlInterface, InputParameter, Result, Ruckig, Trajectory
+
+from loink_ros.core.motion.joint_limits import JointLimits
+
+# The least speed bound towards a position limit: ruckig needs a non-empty velocity range.
+MIN_SPEED = 1e-6
+# Seconds of superseded motion kept, for states sampled a little in the past.
+KEEP_S = 1.0
+
+
+class MotionError(RuntimeError):
+    """ruckig found no motion for these limits and states (its result code)."""
+
+
+@dataclass(frozen=True)
+class MotionState:
+    """Positions, velocities and accelerations of every joint at one time."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+
+@dataclass(frozen=True)
+class Samples:
+    """States of a motion at times (s) after a reference time."""
+
+    offsets: np.ndarray
+    states: list[MotionState]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The motion from `origin` on (until the next segment's origin): from `start` along
+    `trajectory` (None: holding at start) towards `target` (None: a stop)."""
+
+    origin: float
+    start: MotionState
+    trajectory: Trajectory | None
+    target: np.ndarray | None
+
+
+class OnlineGenerator:
+    """One jerk-limited motion through time (module docstring). Times are any monotonic
+    clock's seconds, the same for every call."""
+
+    def __init__(self, limits: JointLimits):
+        limits.require('velocity', 'acceleration', 'jerk')
+        self.limits = limits
+        self.dofs = len(limits.names)
+        self.ruckig = Ruckig(self.dofs)
+        self.velocity_scale = 1.0
+        self.segments: list[Segment] = []
+
+    @property
+    def target(self) -> np.ndarray | None:
+        """Where the motion ends up at rest; None for a stop (or before a start)."""
+        return self.segments[-1].target if self.segments else None
+
+    def restart(self, t: float, position: np.ndarray, velocity: np.ndarray | None = None) -> None:
+        """Begin anew at time t from a measured position (and velocity): holding there, or
+        braking from that velocity."""
+        position = np.clip(np.asarray(position, float), self.limits.lower, self.limits.upper)
+        speed = np.zeros(self.dofs) if velocity is None else np.asarray(velocity, float)
+        self.segments = [Segment(t, MotionState(position, speed, np.zeros(self.dofs)), None,
+                                 position.copy())]
+        if speed.any():
+            self.brake(t)
+
+    def segment(self, t: float) -> Segment:
+        """The segment the motion is on at time t."""
+        for segment in reversed(self.segments):
+            if segment.origin <= t:
+                return segment
+        return self.segments[0]
+
+    def state(self, t: float) -> MotionState:
+        """The motion's state at time t (at rest after its end)."""
+        segment = self.segment(t)
+        if segment.trajectory is None:
+            return segment.start
+        elapsed = min(max(t - segment.origin, 0.0), segment.trajectory.duration)
+        p, v, a = segment.trajectory.at_time(elapsed)
+        position = np.clip(p, self.limits.lower, self.limits.upper)
+        return MotionState(position, np.asarray(v, float), np.asarray(a, float))
+
+    def finished(self, t: float) -> bool:
+        """Whether the motion is at rest from time t on (no replan ahead of t)."""
+        last = self.segments[-1]
+        return last.origin <= t and (last.trajectory is None or t - last.origin >= last.trajectory.duration)
+
+    def move_to(self, t: float, target: np.ndarray) -> None:
+        """From the state at time t towards `target` (clipped into the joint ranges), to
+        arrive at rest."""
+        target = np.clip(np.asarray(target, float), self.limits.lower, self.limits.upper)
+        self.replan(t, target)
+
+    def brake(self, t: float) -> None:
+        """From the state at time t to rest, as fast as the limits allow, on its way."""
+        self.replan(t, None)
+
+    def ahead(self, t: float, horizon: float, step: float, stop_points: int) -> Samples:
+        """The motion's states from t + step to t + horizon every `step`, then those of a stop
+        begun there (not applied: the motion goes on), `stop_points` evenly in time, the last
+        at rest: what a trajectory controller needs to go on, and to stop safely if nothing
+        more comes."""
+        count = max(1, int(np.ceil(horizon / step - 1e-9)))
+        times = t + step * np.arange(1, count + 1)
+        states = [self.state(u) for u in times]
+        stop = self.plan(states[-1], None)
+        offsets = stop.duration * np.arange(1, stop_points + 1) / stop_points
+        for offset in offsets if stop.duration > 0.0 else ():
+            p, v, a = stop.at_time(offset)
+            states.append(MotionState(np.clip(p, self.limits.lower, self.limits.upper),
+                                      np.asarray(v, float), np.asarray(a, float)))
+        if stop.duration > 0.0:
+            times = np.concatenate([times, times[-1] + offsets])
+        return Samples(times - t, states)
+
+    def replan(self, t: float, target: np.ndarray | None) -> None:
+        """A new segment from time t; replans at or after t are dropped, and segments
+        superseded more than KEEP_S before t forgotten."""
+        now = self.state(t)
+        kept = [s for s in self.segments if s.origin < t]
+        while len(kept) > 1 and kept[1].origin < t - KEEP_S:
+            kept.pop(0)
+        self.segments = kept + [Segment(t, now, self.plan(now, target), target)]
+
+    def plan(self, now: MotionState, target: np.ndarray | None) -> Trajectory:
+        trajectory = Trajectory(self.dofs)
+        result = self.ruckig.calculate(self.input(now, target), trajectory)
+        if result not in (Result.Working, Result.Finished):
+            raise MotionError(f'ruckig: {result.name} from {now} to {target}')
+        return trajectory
+
+    def input(self, now: MotionState, target: np.ndarray | None) -> InputParameter:
+        """ruckig's input from `now` towards `target` (None: to rest)."""
+        limits = self.limits
+        speed = limits.velocity * self.velocity_scale
+        up = np.minimum(speed, braking_speed(limits.upper - now.position, limits))
+        down = np.minimum(speed, braking_speed(now.position - limits.lower, limits))
+        inp = InputParameter(self.dofs)
+        inp.current_position = now.position.tolist()
+        inp.current_velocity = now.velocity.tolist()
+        inp.current_acceleration = now.acceleration.tolist()
+        inp.max_velocity = np.maximum(up, MIN_SPEED).tolist()
+        inp.min_velocity = (-np.maximum(down, MIN_SPEED)).tolist()
+        inp.max_acceleration = limits.acceleration.tolist()
+        inp.max_jerk = limits.jerk.tolist()
+        if target is None:
+            inp.control_interface = ControlInterface.Velocity
+            inp.target_velocity = [0.0] * self.dofs
+        else:
+            inp.target_position = target.tolist()
+        inp.target_acceleration = [0.0] * self.dofs
+        return inp
+
+
+def braking_speed(distance: np.ndarray, limits: JointLimits) -> np.ndarray:
+    """The largest speed from which a joint stops within `distance` (>= 0), braking at its
+    acceleration limit after a jerk-limited ramp: the root v of
+    v^2 / (2 a) + v a / (2 j) = distance."""
+    a, j = limits.acceleration, limits.jerk
+    d = np.maximum(distance, 0.0)
+    ramp = a * a / (2.0 * j)
+    return -ramp + np.sqrt(ramp * ramp + 2.0 * a * d)

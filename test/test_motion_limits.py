@@ -1,0 +1,164 @@
+"""The motion layer without ROS: the joint limits file (URDF plus joint_limits.yaml) and the
+online generator every controller command comes from, checked by finite differences of its
+samples against every limit, across replans, brakes, restarts and targets at the ranges' ends."""
+import numpy as np
+import pytest
+
+from loink_ros.core.motion.joint_limits import JointLimitsError, joint_limits
+from loink_ros.core.motion.online_generator import OnlineGenerator
+from loink_ros.core.problems.registry import make_problem
+from loink_ros.node.limits_file import node_joint_limits
+
+REPO_LIMITS = 'config/joint_limits/panda.yaml'
+DT = 0.002
+# Finite differences of a sampled jerk-limited motion: rounding only.
+SLACK = 1e-6
+
+
+@pytest.fixture(scope='module')
+def limits():
+    return node_joint_limits(make_problem('panda_full'), REPO_LIMITS)
+
+
+def derivatives(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    v = np.diff(positions, axis=0) / DT
+    a = np.diff(v, axis=0) / DT
+    return v, a, np.diff(a, axis=0) / DT
+
+
+def assert_within(positions: np.ndarray, limits, scale: float = 1.0) -> None:
+    v, a, j = derivatives(positions)
+    assert np.all(np.abs(v) <= scale * limits.velocity * (1 + SLACK)), np.abs(v).max(0) / limits.velocity
+    assert np.all(np.abs(a) <= limits.acceleration * (1 + SLACK)), np.abs(a).max(0) / limits.acceleration
+    assert np.all(np.abs(j) <= limits.jerk * (1 + SLACK)), np.abs(j).max(0) / limits.jerk
+    assert np.all(positions >= limits.lower) and np.all(positions <= limits.upper)
+
+
+def test_the_panda_file_adds_franka_acceleration_and_jerk_to_the_urdf(limits):
+    np.testing.assert_allclose(limits.acceleration, [15, 7.5, 10, 12.5, 15, 20, 20])
+    np.testing.assert_allclose(limits.jerk, [7500, 3750, 5000, 6250, 7500, 10000, 10000])
+    np.testing.assert_allclose(limits.velocity, [2.175] * 4 + [2.61] * 3)
+    assert limits.source.endswith('panda.yaml')
+
+
+def test_a_file_only_tightens_positions_and_velocities(tmp_path):
+    path = tmp_path / 'limits.yaml'
+    path.write_text('joint_limits:\n  a:\n    has_velocity_limits: true\n    max_velocity: 5.0\n'
+                    '    has_position_limits: true\n    min_position: -0.5\n    max_position: 9.0\n'
+                    '  b:\n    has_velocity_limits: true\n    max_velocity: 0.5\n'
+                    '    has_acceleration_limits: true\n    max_acceleration: 3.0\n')
+    limits = joint_limits(['a', 'b'], np.array([-1.0, -1.0]), np.array([1.0, 1.0]),
+                          np.array([2.0, 2.0]), path)
+    np.testing.assert_allclose(limits.velocity, [2.0, 0.5])
+    np.testing.assert_allclose([limits.lower[0], limits.upper[0]], [-0.5, 1.0])
+    assert limits.acceleration[0] == np.inf and limits.acceleration[1] == 3.0
+    with pytest.raises(JointLimitsError, match="joint 'a' has no acceleration limit"):
+        limits.require('acceleration')
+
+
+@pytest.mark.parametrize('text, reason', [
+    ('joint_limits: 3\n', 'no joint_limits mapping'),
+    ('joint_limits:\n  a:\n    has_jerk_limits: true\n    max_jerk: -1\n', 'max_jerk = -1.0: it must be > 0'),
+    ('joint_limits:\n  a:\n    has_acceleration_limits: true\n', "max_acceleration = None"),
+    ('default_velocity_scaling_factor: 2\njoint_limits: {}\n', 'must be in \\(0, 1\\]'),
+    ('joint_limits: [', 'while parsing'),
+])
+def test_unusable_files_are_refused_in_one_line(tmp_path, text, reason):
+    path = tmp_path / 'limits.yaml'
+    path.write_text(text)
+    with pytest.raises(JointLimitsError, match=reason) as err:
+        joint_limits(['a'], np.array([-1.0]), np.array([1.0]), np.array([1.0]), path)
+    assert '\n' not in str(err.value)
+
+
+def run(generator: OnlineGenerator, seconds: float, events: dict) -> np.ndarray:
+    """Sample the motion every DT, calling events[k](t) at step k."""
+    samples = []
+    for k in range(int(seconds / DT)):
+        t = k * DT
+        if k in events:
+            events[k](t)
+        samples.append(generator.state(t).position)
+    return np.array(samples)
+
+
+def test_random_targets_brakes_and_scale_changes_stay_within_every_limit(limits):
+    generator = OnlineGenerator(limits)
+    rng = np.random.default_rng(3)
+    generator.restart(0.0, (limits.lower + limits.upper) / 2)
+    events = {k: (lambda t, q=rng.uniform(limits.lower, limits.upper): generator.move_to(t, q))
+              for k in range(0, 3000, 37)}
+    for k in range(500, 3000, 400):
+        events[k] = generator.brake
+    positions = run(generator, 6.0, events)
+    assert_within(positions, limits)
+    assert np.abs(np.diff(positions, axis=0)).max() > 0.5 * DT * limits.velocity.min()   # it moved
+
+
+def test_targets_at_the_ranges_ends_are_reached_without_leaving_them(limits):
+    generator = OnlineGenerator(limits)
+    generator.restart(0.0, limits.lower + 0.05)
+    ends = [limits.upper, limits.lower, limits.upper]
+    positions = run(generator, 9.0, {k * 1000: (lambda t, q=q: generator.move_to(t, q))
+                                     for k, q in enumerate(ends)})
+    assert_within(positions, limits)
+    np.testing.assert_allclose(positions[-1], limits.upper, atol=1e-9)
+
+
+def test_a_brake_stops_on_its_way_and_a_restart_holds_the_measured_state(limits):
+    generator = OnlineGenerator(limits)
+    middle = (limits.lower + limits.upper) / 2
+    generator.restart(0.0, middle)
+    generator.move_to(0.0, middle + 0.8)
+    generator.brake(0.3)
+    moving = generator.state(0.3)
+    rest = generator.state(5.0)
+    assert np.abs(rest.velocity).max() < 1e-9 and generator.finished(5.0)
+    direction = (rest.position - moving.position) / np.linalg.norm(rest.position - moving.position)
+    assert direction @ moving.velocity / np.linalg.norm(moving.velocity) > 0.99   # on its way
+    generator.restart(6.0, middle, velocity=np.full(7, 0.5))
+    start = generator.state(6.0)
+    np.testing.assert_allclose(start.position, middle)
+    np.testing.assert_allclose(start.velocity, 0.5)
+    assert generator.target is None    # a measured velocity brakes: no target is invented
+
+
+def test_a_velocity_scale_slows_every_joint(limits):
+    generator = OnlineGenerator(limits)
+    generator.velocity_scale = 0.3
+    generator.restart(0.0, limits.lower + 0.1)
+    positions = run(generator, 4.0, {0: lambda t: generator.move_to(t, limits.upper - 0.1)})
+    assert_within(positions, limits, scale=0.3)
+
+
+def test_commands_ahead_carry_the_motion_then_a_stop_at_rest(limits):
+    generator = OnlineGenerator(limits)
+    middle = (limits.lower + limits.upper) / 2
+    generator.restart(0.0, middle)
+    generator.move_to(0.0, middle + 1.0)
+    samples = generator.ahead(0.2, 0.1, 0.004, 8)
+    assert len(samples.states) == 25 + 8
+    np.testing.assert_allclose(samples.offsets[:25], 0.004 * np.arange(1, 26))
+    for offset, state in zip(samples.offsets[:25], samples.states):
+        np.testing.assert_allclose(state.position, generator.state(0.2 + offset).position)
+    assert np.abs(samples.states[-1].velocity).max() < 1e-9
+    assert np.all(np.diff(samples.offsets) > 0)
+    assert np.abs(generator.state(0.3).velocity).max() > 0.1   # the motion itself goes on
+
+
+def test_a_replan_ahead_keeps_the_motion_before_it(limits):
+    """What a late controller relies on: a command sent before a replan at t + lead and one
+    sent after it agree on every state before t + lead."""
+    generator = OnlineGenerator(limits)
+    middle = (limits.lower + limits.upper) / 2
+    generator.restart(0.0, middle)
+    generator.move_to(0.0, middle + 1.0)
+    times = [0.1, 0.105, 0.1099]
+    before = [generator.state(t) for t in times]
+    generator.move_to(0.11, middle - 1.0)
+    for t, state in zip(times, before):
+        np.testing.assert_array_equal(generator.state(t).position, state.position)
+        np.testing.assert_array_equal(generator.state(t).acceleration, state.acceleration)
+    assert generator.state(0.3).velocity @ before[-1].velocity < 0.0   # turned back
+    positions = run(generator, 3.0, {})
+    assert_within(positions, limits)
