@@ -131,19 +131,50 @@ def test_a_velocity_scale_slows_every_joint(limits):
     assert_within(positions, limits, scale=0.3)
 
 
-def test_commands_ahead_carry_the_motion_then_a_stop_at_rest(limits):
+def quintic(a, b, h: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Position and acceleration (len(s), n) of the quintic through states a and b, h apart,
+    as joint_trajectory_controller interpolates points with positions, velocities and
+    accelerations."""
+    c0, c1, c2 = a.position, a.velocity, a.acceleration / 2
+    rows = np.array([[h**3, h**4, h**5], [3 * h**2, 4 * h**3, 5 * h**4], [6 * h, 12 * h**2, 20 * h**3]])
+    rhs = np.stack([b.position - c0 - c1 * h - c2 * h**2, b.velocity - c1 - 2 * c2 * h,
+                    b.acceleration - 2 * c2])
+    c3, c4, c5 = np.linalg.solve(rows, rhs)
+    s = s[:, None]
+    position = c0 + c1 * s + c2 * s**2 + c3 * s**3 + c4 * s**4 + c5 * s**5
+    return position, 2 * c2 + 6 * c3 * s + 12 * c4 * s**2 + 20 * c5 * s**3
+
+
+def test_commands_ahead_are_the_motion_between_their_points_then_a_stop_at_rest(limits):
+    """What the trajectory controller gets: states every step and at every jerk switch, so
+    its quintic between two neighbours is the motion itself (within every limit); the motion
+    for the horizon, then a stop at rest."""
     generator = OnlineGenerator(limits)
+    rng = np.random.default_rng(5)
     middle = (limits.lower + limits.upper) / 2
     generator.restart(0.0, middle)
-    generator.move_to(0.0, middle + 1.0)
-    samples = generator.ahead(0.2, 0.1, 0.004, 8)
-    assert len(samples.states) == 25 + 8
-    np.testing.assert_allclose(samples.offsets[:25], 0.004 * np.arange(1, 26))
-    for offset, state in zip(samples.offsets[:25], samples.states):
-        np.testing.assert_allclose(state.position, generator.state(0.2 + offset).position)
-    assert np.abs(samples.states[-1].velocity).max() < 1e-9
-    assert np.all(np.diff(samples.offsets) > 0)
-    assert np.abs(generator.state(0.3).velocity).max() > 0.1   # the motion itself goes on
+    worst_position, worst_acceleration = 0.0, 0.0
+    for k, t in enumerate(np.arange(0.0, 1.5, 0.01)):
+        if k % 9 == 0:
+            generator.move_to(t + 0.01, rng.uniform(limits.lower, limits.upper))
+        samples = generator.ahead(t, 0.1, 0.01)
+        assert np.all(np.diff(samples.offsets) > 0) and samples.offsets[0] == 0.0
+        assert np.abs(samples.states[-1].velocity).max() < 1e-9
+        horizon = [(o, s) for o, s in zip(samples.offsets, samples.states) if o <= 0.1 + 1e-12]
+        assert horizon[-1][0] == pytest.approx(0.1)
+        for offset, state in horizon:
+            np.testing.assert_allclose(state.position, generator.state(t + offset).position)
+        for (o0, a), (o1, b) in zip(horizon, horizon[1:]):
+            s = np.linspace(0.0, o1 - o0, 9)
+            position, _ = quintic(a, b, o1 - o0, s)
+            truth = np.array([generator.state(t + o0 + u).position for u in s])
+            worst_position = max(worst_position, np.abs(position - truth).max())
+        points = list(zip(samples.offsets, samples.states))
+        for (o0, a), (o1, b) in zip(points, points[1:]):
+            _, acceleration = quintic(a, b, o1 - o0, np.linspace(0.0, o1 - o0, 9))
+            worst_acceleration = max(worst_acceleration, (np.abs(acceleration) / limits.acceleration).max())
+    assert worst_position < 1e-6
+    assert worst_acceleration <= 1.003   # switches closer than KNOT_GAP are merged
 
 
 def test_a_replan_ahead_keeps_the_motion_before_it(limits):

@@ -5,10 +5,12 @@
   position now, at command_rate (the controller's update rate);
 - joint_trajectory: trajectory_msgs/JointTrajectory, for joint_trajectory_controller
   (`<controller>/joint_trajectory`): the motion's states (positions, velocities,
-  accelerations) every 1 / command_rate for command_horizon ahead, then a stop to rest
-  within the limits. With all three given, the controller interpolates each segment with a
-  quintic polynomial through both ends' states, which follows the jerk-limited motion
-  closely; the last point is at rest, so the controller takes it without
+  accelerations) every 1 / command_rate and at every change of a joint's jerk for
+  command_horizon ahead, then a stop to rest within the limits. With all three given, the
+  controller interpolates each segment with the quintic through both ends' states, which
+  between two jerk changes is the motion itself (each joint moves by a cubic there), so the
+  controller's own interpolation keeps the limits; the last point is at rest, so the
+  controller takes it without
   allow_nonzero_velocity_at_trajectory_end, and a stream that stops (or a node that dies)
   leaves the arm braking within the limits instead of halting at a point.
 
@@ -16,10 +18,11 @@ The joint_state output (solution_topic only) sends no controller message.
 """
 
 import time
+from collections import deque
 
 from builtin_interfaces.msg import Duration
-from rclpy.duration import Duration as RosDuration
 from rclpy.node import Node
+from rclpy.time import Time
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -31,8 +34,8 @@ CONTROLLERS = {'forward_position': ('/forward_position_controller', 'commands'),
                'joint_trajectory': ('/joint_trajectory_controller', 'joint_trajectory')}
 # Reliable, keep-last 1: the controller wants the newest command, never a backlog.
 COMMAND_QOS = 1
-# Points of a joint_trajectory command's stop to rest.
-STOP_POINTS = 8
+# Readings of the ROS clock against the monotonic one kept (one per command).
+CLOCK_READINGS = 100
 
 
 class CommandOutput:
@@ -62,14 +65,15 @@ class TrajectoryOutput(CommandOutput):
                  horizon: float, step: float):
         super().__init__(node, topic, model_joints, joints, JointTrajectory)
         self.clock, self.horizon, self.step = node.get_clock(), horizon, step
+        self.offsets: deque[int] = deque(maxlen=CLOCK_READINGS)
 
     def send(self, motion: OnlineGenerator, now: float) -> None:
-        samples = motion.ahead(now, self.horizon, self.step, STOP_POINTS)
+        samples = motion.ahead(now, self.horizon, self.step)
         # Stamped at `now` on the ROS clock: each point is due at its time on the motion,
         # however late the controller takes the message up.
-        stamp = self.clock.now() - RosDuration(seconds=time.monotonic() - now)
         message = JointTrajectory(joint_names=self.joints)
-        message.header.stamp = stamp.to_msg()
+        message.header.stamp = Time(nanoseconds=round(now * 1e9) + self.clock_offset(),
+                                    clock_type=self.clock.clock_type).to_msg()
         order = self.order
         message.points = [JointTrajectoryPoint(positions=s.position[order].tolist(),
                                                velocities=s.velocity[order].tolist(),
@@ -77,6 +81,15 @@ class TrajectoryOutput(CommandOutput):
                                                time_from_start=duration(offset))
                           for offset, s in zip(samples.offsets, samples.states)]
         self.publisher.publish(message)
+
+
+    def clock_offset(self) -> int:
+        """The ROS clock minus time.monotonic(), in ns. Read in that order, a reading falls
+        short of it by the time between the two reads (another thread may hold the
+        interpreter meanwhile): the largest of the recent readings is the closest."""
+        ros = self.clock.now().nanoseconds
+        self.offsets.append(ros - time.monotonic_ns())
+        return max(self.offsets)
 
 
 def duration(seconds: float) -> Duration:

@@ -12,7 +12,7 @@ from loink_ros.core.motion.online_generator import OnlineGenerator
 from loink_ros.node import parameters
 from loink_ros.node.command_output import CONTROLLERS, ForwardPositionOutput, TrajectoryOutput
 from loink_ros.node.commander import Commander
-from loink_ros.node.controller_joints import command_joints, controller_joints
+from loink_ros.node.controller_joints import command_joints, controller_joints, update_rate
 from loink_ros.node.diagnostics import Diagnostics
 from loink_ros.node.failures import StartupError
 from loink_ros.node.ik_services import IKServices
@@ -31,6 +31,8 @@ from loink_ros.node.usage import usage_lines
 
 # Seconds between checks for a stale target stream (commander.py).
 STALE_CHECK_S = 0.02
+# Commands per second to a joint_trajectory_controller when command_rate is 0.
+TRAJECTORY_RATE = 100.0
 
 
 class LOInKNode(Node):
@@ -169,7 +171,8 @@ class LOInKNode(Node):
         model = list(self.solver.problem.joint_names)
         joints = command_joints(model, list(s.controller_joints), controller, read)
         topic = self.resolve_topic_name(s.command_topic or f'{controller}/{suffix}')
-        step = 1.0 / s.command_rate
+        rate = s.command_rate or self.default_command_rate(s)
+        step = 1.0 / rate
         output = (ForwardPositionOutput(self.stream_node, topic, model, joints)
                   if s.command_output == 'forward_position' else
                   TrajectoryOutput(self.stream_node, topic, model, joints, s.command_horizon, step))
@@ -180,8 +183,20 @@ class LOInKNode(Node):
         self.stream_node.create_timer(step, commander.tick)
         self.command_topic = topic
         self.get_logger().info(f'stream commands go to {topic} ({s.command_output}, joints '
-                               f'{joints}, {s.command_rate:g} Hz, limits from {self.limits.source})')
+                               f'{joints}, {rate:g} Hz, limits from {self.limits.source})')
         return commander
+
+    def default_command_rate(self, s: Settings) -> float:
+        """command_rate 0: the controller manager's update rate for forward_position (its
+        commands are applied as they come), TRAJECTORY_RATE for joint_trajectory (it
+        interpolates)."""
+        if s.command_output == 'joint_trajectory':
+            return TRAJECTORY_RATE
+        rate = update_rate(self.stream_node, s.controller_manager, s.controller_timeout)
+        if rate is None:
+            raise StartupError(f'{s.controller_manager} did not answer with its update_rate within '
+                               'controller_timeout: give command_rate')
+        return rate
 
     def command_diagnostics(self) -> tuple[dict[str, str], str | None]:
         values, error = self.commander.diagnostics()

@@ -61,6 +61,8 @@ class MotionCommander:
         self.running = False          # the motion is being sent
         self.activations = 0          # the controller's activations the motion started after
         self.last_target: float | None = None
+        self.pending = False                      # an answer (or a brake) for the next tick
+        self.pending_target: np.ndarray | None = None   # ... its target; None: a brake
         self.history: deque[tuple[float, np.ndarray]] = deque()
         self.counts, self.lock = MotionCounts(), threading.Lock()
 
@@ -69,7 +71,7 @@ class MotionCommander:
         with self.lock:
             measured = self.usable_state()
             self.restart(time.monotonic(), measured)
-            self.last_target = None
+            self.last_target, self.pending = None, False
             return measured.positions
 
     def slot(self, now: float) -> Slot:
@@ -85,11 +87,7 @@ class MotionCommander:
             if not self.running or self.counts.stale or self.restarted_controller():
                 self.restart(now, self.usable_state())
             self.motion.velocity_scale = scale
-            ahead = now + self.settings().command_lead
-            if solved:
-                self.motion.move_to(ahead, answer)
-            else:
-                self.motion.brake(ahead)
+            self.schedule(np.array(answer, float) if solved else None)
             c = self.counts
             c.targets += 1
             c.stopped += not solved
@@ -110,6 +108,7 @@ class MotionCommander:
                                     'commands stop; the next target starts from the measured state')
                 return
             self.check_state(now)
+            self.apply(now)
             self.output.send(self.motion, now)
             self.counts.sent += 1
             self.history.append((now, self.motion.state(now).position))
@@ -117,6 +116,23 @@ class MotionCommander:
                 self.history.popleft()
             if (self.counts.holding or self.counts.stale) and self.motion.finished(now):
                 self.running = False   # at rest: the controller holds the last command
+
+    def schedule(self, target: np.ndarray | None) -> None:
+        """The motion's next target (None: a brake), applied at the next tick."""
+        self.pending, self.pending_target = True, target
+
+    def apply(self, now: float) -> None:
+        """The latest answer (or brake) changes the motion command_lead from now: every command
+        sent before this one holds the same motion until then, so a controller that takes a
+        command up late, within the lead, finds no step."""
+        if not self.pending:
+            return
+        target, self.pending = self.pending_target, False
+        ahead = now + self.settings().command_lead
+        if target is None:
+            self.motion.brake(ahead)
+        else:
+            self.motion.move_to(ahead, target)
 
     def check_state(self, now: float) -> None:
         """Brake on a stale state; start again from the measured state when the arm is not
@@ -127,7 +143,7 @@ class MotionCommander:
         except StaleState as err:
             if not self.counts.stale:
                 self.counts.stale = str(err)
-                self.motion.brake(now + s.command_lead)
+                self.schedule(None)
                 self.logger.error(f'{err}: the motion brakes to rest and holds')
             return
         if self.counts.stale:
@@ -142,8 +158,8 @@ class MotionCommander:
             return
         target = None if self.counts.holding else self.motion.target
         self.restart(now, measured)
-        if target is not None:
-            self.motion.move_to(now, target)
+        if target is not None and not self.pending:
+            self.schedule(target)
 
     def drift(self, measured: Measured) -> float:
         """How far the measured positions are from the nearest recent command."""
@@ -184,7 +200,7 @@ class MotionCommander:
                 return
             self.counts.holding = True
             self.counts.holds += 1
-            self.motion.brake(now + self.settings().command_lead)
+            self.schedule(None)
         self.logger.info(f'no target for {timeout:g} s (stream_timeout): braking to rest, holding')
 
     def diagnostics(self) -> tuple[dict[str, str], str | None]:

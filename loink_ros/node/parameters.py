@@ -148,9 +148,9 @@ SPECS: dict[str, Spec] = {
                                'outputs: nothing is sent to an inactive one).'),
     'controller_check_period': Spec(0.1, 'Seconds between list_controllers calls (command '
                                     'outputs).', low=0.0, high=60.0, positive=True),
-    'command_rate': Spec(250.0, "Command outputs: commands per second, from the motion "
-                         "generator; forward_position: the controller's update rate.",
-                         low=1.0, high=2000.0),
+    'command_rate': Spec(0.0, 'Command outputs: commands per second from the motion; 0: '
+                         "the controller manager's update_rate for forward_position, 100 for "
+                         'joint_trajectory.', low=0.0, high=2000.0),
     'command_horizon': Spec(0.1, 'joint_trajectory output: seconds of the planned motion each '
                             'command carries before its stop to rest (longer than any gap '
                             'between commands).', low=0.0, high=5.0, positive=True),

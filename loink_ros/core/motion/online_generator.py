@@ -18,7 +18,7 @@ from (`braking_speed`); a state that rounding puts outside the range is clipped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from ruckig import ControlInterface, InputParameter, Result, Ruckig, Trajectory
@@ -29,6 +29,8 @@ from loink_ros.core.motion.joint_limits import JointLimits
 MIN_SPEED = 1e-6
 # Seconds of superseded motion kept, for states sampled a little in the past.
 KEEP_S = 1.0
+# The least time between two states sent ahead (s): closer switches are one (rounding).
+KNOT_GAP = 1e-5
 
 
 class MotionError(RuntimeError):
@@ -61,6 +63,7 @@ class Segment:
     start: MotionState
     trajectory: Trajectory | None
     target: np.ndarray | None
+    switches: np.ndarray = field(default_factory=lambda: np.array([]))   # absolute times
 
 
 class OnlineGenerator:
@@ -104,7 +107,12 @@ class OnlineGenerator:
             return segment.start
         elapsed = min(max(t - segment.origin, 0.0), segment.trajectory.duration)
         p, v, a = segment.trajectory.at_time(elapsed)
-        position = np.clip(p, self.limits.lower, self.limits.upper)
+        return self.clipped(p, v, a)
+
+    def clipped(self, p: list[float], v: list[float], a: list[float]) -> MotionState:
+        """A state of ruckig's, its positions clipped into the joint ranges (rounding)."""
+        position = np.asarray(p, float)
+        np.clip(position, self.limits.lower, self.limits.upper, out=position)
         return MotionState(position, np.asarray(v, float), np.asarray(a, float))
 
     def finished(self, t: float) -> bool:
@@ -122,23 +130,36 @@ class OnlineGenerator:
         """From the state at time t to rest, as fast as the limits allow, on its way."""
         self.replan(t, None)
 
-    def ahead(self, t: float, horizon: float, step: float, stop_points: int) -> Samples:
-        """The motion's states from t + step to t + horizon every `step`, then those of a stop
-        begun there (not applied: the motion goes on), `stop_points` evenly in time, the last
-        at rest: what a trajectory controller needs to go on, and to stop safely if nothing
-        more comes."""
-        count = max(1, int(np.ceil(horizon / step - 1e-9)))
-        times = t + step * np.arange(1, count + 1)
+    def ahead(self, t: float, horizon: float, step: float) -> Samples:
+        """The motion's states from t until t + horizon, then those of a stop begun there
+        (not applied: the motion goes on), the last at rest: what a trajectory controller
+        needs to go on, and to stop safely if nothing more comes. The states are every `step`
+        and at every moment a joint's jerk changes (KNOT_GAP apart at least), so that the
+        quintic a controller puts through two neighbours' states is the motion itself: between
+        two such moments each joint moves by a cubic. The first is at t, before the controller
+        takes the command up, so that it interpolates between these states from the start
+        (not from its own last state, labelled with its own clock)."""
+        end = t + horizon
+        grid = t + step * np.arange(1, max(1, int(np.ceil(horizon / step - 1e-9))) + 1)
+        switches = self.switches(t + KNOT_GAP, end - KNOT_GAP)
+        times = np.concatenate([[t], spaced(np.concatenate([switches, grid[:-1]]), grid[-1])])
         states = [self.state(u) for u in times]
         stop = self.plan(states[-1], None)
-        offsets = stop.duration * np.arange(1, stop_points + 1) / stop_points
-        for offset in offsets if stop.duration > 0.0 else ():
-            p, v, a = stop.at_time(offset)
-            states.append(MotionState(np.clip(p, self.limits.lower, self.limits.upper),
-                                      np.asarray(v, float), np.asarray(a, float)))
-        if stop.duration > 0.0:
-            times = np.concatenate([times, times[-1] + offsets])
-        return Samples(times - t, states)
+        offsets = switch_offsets(stop)
+        states += [self.clipped(*stop.at_time(offset)) for offset in offsets]
+        return Samples(np.concatenate([times, times[-1] + offsets]) - t, states)
+
+    def switches(self, t: float, end: float) -> np.ndarray:
+        """The moments in (t, end) at which some joint's jerk changes: where a segment begins,
+        and its phases' ends."""
+        found = []
+        for segment, after in zip(self.segments, [*self.segments[1:], None]):
+            until = end if after is None else min(end, after.origin)
+            if segment.origin >= until or until <= t:
+                continue
+            moments = np.concatenate([[segment.origin], segment.switches])
+            found.append(moments[(moments > t) & (moments < until)])
+        return np.sort(np.concatenate(found)) if found else np.array([])
 
     def replan(self, t: float, target: np.ndarray | None) -> None:
         """A new segment from time t; replans at or after t are dropped, and segments
@@ -147,7 +168,8 @@ class OnlineGenerator:
         kept = [s for s in self.segments if s.origin < t]
         while len(kept) > 1 and kept[1].origin < t - KEEP_S:
             kept.pop(0)
-        self.segments = kept + [Segment(t, now, self.plan(now, target), target)]
+        trajectory = self.plan(now, target)
+        self.segments = kept + [Segment(t, now, trajectory, target, t + switch_offsets(trajectory))]
 
     def plan(self, now: MotionState, target: np.ndarray | None) -> Trajectory:
         trajectory = Trajectory(self.dofs)
@@ -177,6 +199,28 @@ class OnlineGenerator:
             inp.target_position = target.tolist()
         inp.target_acceleration = [0.0] * self.dofs
         return inp
+
+
+def switch_offsets(trajectory: Trajectory) -> np.ndarray:
+    """The times after a trajectory's start at which some joint's jerk changes, and its end:
+    each joint's brake, seven main and acceleration phases, as ruckig lays them out."""
+    if trajectory.duration <= 0.0:
+        return np.array([])
+    ends = []
+    for profile in trajectory.profiles[0]:
+        phases = [*profile.brake.t, *profile.t, *profile.accel.t]
+        ends += list(np.cumsum(phases)[np.asarray(phases) > 0.0])
+    return spaced(np.clip(ends, KNOT_GAP, trajectory.duration), trajectory.duration)
+
+
+def spaced(times: np.ndarray, last: float) -> np.ndarray:
+    """`times` sorted, each KNOT_GAP after the one kept before it, then `last` (earlier ones
+    within KNOT_GAP of it dropped): a shorter segment would only amplify rounding."""
+    kept: list[float] = []
+    for u in np.sort(times):
+        if u <= last - KNOT_GAP and (not kept or u >= kept[-1] + KNOT_GAP):
+            kept.append(float(u))
+    return np.array([*kept, last])
 
 
 def braking_speed(distance: np.ndarray, limits: JointLimits) -> np.ndarray:
