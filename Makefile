@@ -29,7 +29,7 @@ run: setup
 # from the install's share/ and would leave __pycache__ there, which the next run's
 # test_ament_index rightly reports as an entry no package declared.
 test: setup moveit ros2_control
-	@source ./env.sh && \
+	@source ./env.sh && source .ros2_control/env.sh && \
 	export ROS_DOMAIN_ID=$$(( RANDOM % 100 + 1 )) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST \
 	  PYTHONDONTWRITEBYTECODE=1 && \
 	echo "ROS_DOMAIN_ID=$$ROS_DOMAIN_ID" && \

@@ -107,9 +107,15 @@ class MotionCommander:
                 self.logger.warning(f'controller {self.activity.name} is {self.activity.state}: '
                                     'commands stop; the next target starts from the measured state')
                 return
-            self.check_state(now)
-            self.apply(now)
-            self.output.send(self.motion, now)
+            try:
+                self.check_state(now)
+                self.apply(now)
+                self.output.send(self.motion, now)
+            except Exception as err:  # noqa: BLE001 - a bug must not end the commands' thread
+                self.running = False
+                self.logger.error(f'commands stop: {type(err).__name__}: {err}; the next target '
+                                  'starts from the measured state', throttle_duration_sec=LOG_THROTTLE)
+                return
             self.counts.sent += 1
             self.history.append((now, self.motion.state(now).position))
             while self.history and self.history[0][0] < now - HISTORY_S:

@@ -116,6 +116,9 @@ class PoseStreamer:
         if self.last_target is None or now - self.last_target > s.stream_timeout:
             tracker.reset(self.commander.start())
         slot = self.commander.slot(now)
+        # The stream goes on through a target dropped below (no restart); the commander holds
+        # after stream_timeout without a command.
+        self.last_target = now
         try:
             step = tracker.step(target, slot.budget)
         except ValueError as err:     # the first target of a stream has no answer
@@ -125,7 +128,6 @@ class PoseStreamer:
         q, short = self.commander.command(step.q, True, slot, s.velocity_scale)
         if short:
             tracker.reset(q)
-        self.last_target = now
         command = joint_state(self.joint_names, q, msg.header.stamp)
         answer = joint_state(self.joint_names, step.q, msg.header.stamp)
         out = PoseTracking(joint_state=answer, position_error=step.position_error,

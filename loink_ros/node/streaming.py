@@ -132,6 +132,9 @@ class Streamer:
         if self.last_target is None or now - self.last_target > settings.stream_timeout:
             self.tracker.reset(self.commander.start())
         slot = self.commander.slot(now)
+        # The stream goes on through a target dropped below (no restart); the commander holds
+        # after stream_timeout without a command.
+        self.last_target = now
         self.tracker.smoothing, self.tracker.refine_answer = settings.smoothing, settings.refine
         solution = self.tracker.step(task)
         reason = solution.failure(settings.task_tolerance)
@@ -141,5 +144,4 @@ class Streamer:
         q, short = self.commander.command(solution.q, reason is None, slot, settings.velocity_scale)
         if short:
             self.tracker.reset(q)
-        self.last_target = now
         return joint_state(self.joint_names, q, target.header.stamp)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from ruckig import ControlInterface, InputParameter, Result, Ruckig, Trajectory
+from ruckig import ControlInterface, InputParameter, Result, Ruckig, RuckigError, Trajectory
 
 from loink_ros.core.motion.joint_limits import JointLimits
 
@@ -31,6 +31,8 @@ MIN_SPEED = 1e-6
 KEEP_S = 1.0
 # The least time between two states sent ahead (s): closer switches are one (rounding).
 KNOT_GAP = 1e-5
+# Positions (rad or m), velocities and accelerations this small count as there and at rest.
+AT_REST = 1e-9
 
 
 class MotionError(RuntimeError):
@@ -168,12 +170,19 @@ class OnlineGenerator:
         kept = [s for s in self.segments if s.origin < t]
         while len(kept) > 1 and kept[1].origin < t - KEEP_S:
             kept.pop(0)
+        if at_rest(now, now.position if target is None else target):
+            # There already: a hold (ruckig refuses a motion of rounding's size).
+            self.segments = kept + [Segment(t, now, None, target)]
+            return
         trajectory = self.plan(now, target)
         self.segments = kept + [Segment(t, now, trajectory, target, t + switch_offsets(trajectory))]
 
     def plan(self, now: MotionState, target: np.ndarray | None) -> Trajectory:
         trajectory = Trajectory(self.dofs)
-        result = self.ruckig.calculate(self.input(now, target), trajectory)
+        try:
+            result = self.ruckig.calculate(self.input(now, target), trajectory)
+        except RuckigError as err:
+            raise MotionError(f'ruckig: {err} from {now} to {target}') from None
         if result not in (Result.Working, Result.Finished):
             raise MotionError(f'ruckig: {result.name} from {now} to {target}')
         return trajectory
@@ -201,10 +210,16 @@ class OnlineGenerator:
         return inp
 
 
+def at_rest(state: MotionState, target: np.ndarray) -> bool:
+    """Whether `state` is at rest at `target`, within AT_REST."""
+    return bool(max(np.abs(state.position - target).max(), np.abs(state.velocity).max(),
+                    np.abs(state.acceleration).max()) < AT_REST)
+
+
 def switch_offsets(trajectory: Trajectory) -> np.ndarray:
     """The times after a trajectory's start at which some joint's jerk changes, and its end:
     each joint's brake, seven main and acceleration phases, as ruckig lays them out."""
-    if trajectory.duration <= 0.0:
+    if trajectory.duration <= KNOT_GAP:
         return np.array([])
     ends = []
     for profile in trajectory.profiles[0]:
