@@ -18,17 +18,17 @@ class StaleState(ValueError):
 
 @dataclass(frozen=True)
 class Measured:
-    """Positions and velocities (model order; velocities zero where none are published),
-    when they arrived (monotonic s) and how old their stamp was then (s; 0 without one)."""
+    """Positions and velocities (model order; velocities zero where none are published), and
+    when they were measured (monotonic s): their arrival less their stamp's age then, for
+    the oldest joint."""
 
     positions: np.ndarray
     velocities: np.ndarray
-    arrival: float
-    stamp_age: float
+    time: float
 
     def age(self, now: float) -> float:
-        """Seconds since the state was measured: its arrival's age plus its stamp's age then."""
-        return now - self.arrival + self.stamp_age
+        """Seconds since the state was measured."""
+        return now - self.time
 
 
 class CurrentConfiguration:
@@ -68,7 +68,7 @@ class CurrentConfiguration:
                 arrivals[i] = now - self.stamp_age(msg)
             self.values, self.speeds, self.arrivals = values, speeds, arrivals
             if self.known.all():   # one assignment: readers see a whole state
-                self.measured = Measured(values, speeds, float(arrivals.min()), 0.0)
+                self.measured = Measured(values, speeds, float(arrivals.min()))
 
     def stamp_age(self, msg: JointState) -> float:
         """How old the message's stamp is on this node's clock (0 without a stamp or clock,

@@ -155,8 +155,8 @@ class MotionCommander:
         if self.counts.stale:
             self.logger.info('joint states are fresh again: the motion goes on from them')
             self.counts.stale = ''
-        elif self.drift(measured) > s.resync_tolerance:
-            self.logger.warning(f'the arm is {self.drift(measured):.3g} rad from every command of '
+        elif (drift := self.drift(measured)) > s.resync_tolerance:
+            self.logger.warning(f'the arm is {drift:.3g} rad from every command of '
                                 f'the last {HISTORY_S:g} s (resync_tolerance '
                                 f'{s.resync_tolerance:g}): the motion starts again from it',
                                 throttle_duration_sec=LOG_THROTTLE)
