@@ -159,9 +159,10 @@ def measured(robot: Robot, run: scenarios.Run, limits) -> dict:
     """The run's measures (bench/hardware.py), asserted and printed: the commands within every
     limit (trajectory commands: up to COMMAND_SLACK, no seam over a cycle, none refused by
     the controller; forward commands, which carry no time: their velocity over
-    FORWARD_WINDOW_S up to FORWARD_SLACK); /joint_states within STATE_SLACK, no jump (the
-    acceleration and jerk of 99 % of the samples, differenced over STATE_STRIDE updates: the
-    stamps' timing, motion_measures.joint_state_peaks)."""
+    FORWARD_WINDOW_S up to FORWARD_SLACK); /joint_states without a jump and within STATE_SLACK
+    differenced over STATE_STRIDE updates (the velocity, and the acceleration and jerk of 99 %
+    of the samples): over one update the stamps' timing shows, e.g. a velocity of 1.06 in CI
+    where the commands kept 1.00002 (motion_measures.joint_state_peaks)."""
     result = scenarios.measure(robot.client, run, limits)
     commands, states, strided = result['commands'], result['joint_states'], result['joint_states_over_stride']
     print(f'{robot.output} {run.name}: commands {commands}, /joint_states {states}, over '
@@ -177,8 +178,8 @@ def measured(robot: Robot, run: scenarios.Run, limits) -> dict:
         # command came last, and the node's timer does not keep step with its updates on this
         # machine, so /joint_states shows steps although the commands are within the limits.
         return result
-    assert states['velocity'] <= scenarios.STATE_SLACK and states['jumps'] == 0, states
-    assert max(strided['acceleration_p99'], strided['jerk_p99']) <= scenarios.STATE_SLACK, strided
+    assert states['jumps'] == 0, states
+    assert max(strided['velocity'], strided['acceleration_p99'], strided['jerk_p99']) <= scenarios.STATE_SLACK, strided
     return result
 
 

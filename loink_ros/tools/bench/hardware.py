@@ -493,7 +493,7 @@ def targets_met(result: dict) -> dict:
             'commands_within_limits': all(commands_within(m['commands']) for m in measured),
             'joint_states_within_slack': all(peak(m['joint_states']) <= STATE_SLACK for m in measured),
             'joint_states_within_slack_over_stride_but_1_percent': all(
-                max(m['joint_states']['velocity'], m['joint_states_over_stride']['acceleration_p99'],
+                max(m['joint_states_over_stride']['velocity'], m['joint_states_over_stride']['acceleration_p99'],
                     m['joint_states_over_stride']['jerk_p99']) <= STATE_SLACK for m in measured),
             'no_jumps': all(m['joint_states']['jumps'] == 0 and ('velocity_over_window' in m['commands']
                                                                  or m['commands']['jumps'] == 0) for m in measured),
