@@ -1,9 +1,9 @@
 """Launch file, parameter files and MoveIt's kinematics.yaml agree with the node.
 
-The launch file must run on Jazzy (launch 3.4) and Kilted. Where launch cannot be
-imported, its source is checked against the rules of launch 3.4 and, with
-../shared/ros2tools present, against the names that Jazzy's launch exports. Where the real
-`ros2` / `launch_test` commands are installed (.ros2tools), it is launched as a user does.
+The launch file must run on Jazzy (launch 3.4) and Kilted: its source is checked against
+the rules of launch 3.4 and the names that Jazzy's launch exports (../shared/ros2tools),
+and it is launched as a user does, with the real `ros2` / `launch_test` commands that
+set-up installs (.ros2tools; without them these tests fail, they never skip).
 """
 import ast
 import importlib.util

@@ -193,3 +193,83 @@ def test_a_replan_ahead_keeps_the_motion_before_it(limits):
     assert generator.state(0.3).velocity @ before[-1].velocity < 0.0   # turned back
     positions = run(generator, 3.0, {})
     assert_within(positions, limits)
+
+
+def sine_targets(limits, period: float = 0.01, seconds: float = 3.0):
+    """A stream's answers along a sine per joint reaching 0.9 of its velocity limit: (t,
+    position, velocity)."""
+    middle, half = (limits.lower + limits.upper) / 2, (limits.upper - limits.lower) / 2
+    amplitude = np.minimum(0.5 * half, 0.9 * limits.velocity / 2.0)
+    times = np.arange(0.0, seconds, period)
+    positions = middle + amplitude * np.sin(2.0 * times[:, None])
+    return times, positions, np.gradient(positions, period, axis=0)
+
+
+def test_a_target_arriving_moving_keeps_the_streams_pace_within_the_limits(limits):
+    """Targets with the stream's velocity (the motion commander's): the motion follows a
+    moving stream far closer than targets to arrive at rest, within every limit; when the
+    stream stops, it coasts as long as the next answer was due, then settles at the last
+    answer."""
+    times, positions, velocities = sine_targets(limits)
+    errors = {}
+    for paced in (False, True):
+        generator = OnlineGenerator(limits)
+        generator.restart(0.0, positions[0])
+        events = {round(t / DT): (lambda t, q=q, v=v: generator.move_to(t, q + v * 0.02, v, 0.02, q)
+                                  if paced else generator.move_to(t, q))
+                  for t, q, v in zip(times, positions, velocities)}
+        sampled = run(generator, times[-1] + 1.0, events)
+        assert_within(sampled, limits)
+        late = np.arange(len(sampled)) * DT
+        moving = (late > 0.5) & (late < times[-1])
+        truth = np.array([positions[np.searchsorted(times, t, side='right') - 1] for t in late[moving]])
+        errors[paced] = np.abs(sampled[moving] - truth).max(axis=1)
+        rest = generator.state(times[-1] + 1.0)
+        assert np.abs(rest.velocity).max() < 1e-9 and generator.finished(times[-1] + 1.0)
+        np.testing.assert_allclose(rest.position, positions[-1], atol=1e-9)
+    assert np.median(errors[True]) < 0.2 * np.median(errors[False]), errors
+
+
+def test_a_paced_target_at_a_range_end_brakes_in_range(limits):
+    """A target at a joint's upper limit moving on towards it: the velocity it arrives with
+    is one it can coast and brake from inside the range."""
+    generator = OnlineGenerator(limits)
+    generator.restart(0.0, limits.upper - 0.3)
+    generator.move_to(0.0, limits.upper - 0.01, limits.velocity, 0.05)
+    positions = run(generator, 3.0, {})
+    assert_within(positions, limits)
+    assert np.abs(generator.state(3.0).velocity).max() < 1e-9
+
+
+def test_a_paced_target_where_the_motion_rests_holds(limits):
+    """A stream whose answers stopped (a fitted velocity of rounding's size, the target where
+    the motion rests): a hold there, not ruckig's error."""
+    generator = OnlineGenerator(limits)
+    start = (limits.lower + limits.upper) / 2
+    generator.restart(0.0, start)
+    generator.move_to(0.0, start + 1e-15, np.full(len(start), 1e-14), 0.06, start)
+    generator.move_to(0.01, start + 1e-6, np.full(len(start), 2e-6), 0.06, start)
+    for t in (0.0, 0.05, 0.5):
+        state = generator.state(t)
+        assert np.abs(state.position - start).max() < 1e-6 and np.abs(state.velocity).max() < 1e-4
+    assert generator.finished(1.0)
+
+
+def test_commands_ahead_of_a_paced_motion_are_the_motion(limits):
+    """The trajectory controller's points through arrival, coast and brake: its quintic
+    between neighbours is the motion itself."""
+    times, positions, velocities = sine_targets(limits)
+    generator = OnlineGenerator(limits)
+    generator.restart(0.0, positions[0])
+    worst = 0.0
+    for t, q, v in zip(times[:100], positions, velocities):
+        generator.move_to(t + 0.01, q, v, 0.02)
+        samples = generator.ahead(t, 0.1, 0.01)
+        points = list(zip(samples.offsets, samples.states))
+        for (o0, a), (o1, b) in zip(points, points[1:]):
+            s = np.linspace(0.0, o1 - o0, 7)
+            position, _ = quintic(a, b, o1 - o0, s)
+            if o1 <= 0.1 + 1e-12:
+                truth = np.array([generator.state(t + o0 + u).position for u in s])
+                worst = max(worst, np.abs(position - truth).max())
+    assert worst < 1e-6

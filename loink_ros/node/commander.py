@@ -37,6 +37,7 @@ class Slot:
 
     now: float
     budget: float
+    stamp: float = 0.0     # the target's header stamp (s; 0: none)
 
 
 @dataclass
@@ -70,9 +71,9 @@ class Commander:
         self.sent = None
         return self.last
 
-    def slot(self, now: float) -> Slot:
+    def slot(self, now: float, stamp: float = 0.0) -> Slot:
         """The time the next command, sent at `now`, may move over."""
-        return Slot(now, FIRST_STEP_S if self.sent is None else now - self.sent)
+        return Slot(now, FIRST_STEP_S if self.sent is None else now - self.sent, stamp)
 
     def command(self, answer: np.ndarray, solved: bool, slot: Slot,
                 scale: float) -> tuple[np.ndarray, bool]:

@@ -55,6 +55,11 @@ def seed_positions(seed: JointState, joint_names: Sequence[str]) -> np.ndarray |
     return np.array([positions[index[name]] for name in joint_names])
 
 
+def stamp_seconds(stamp: Time) -> float:
+    """A header stamp in seconds."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
 def joint_state(names: Sequence[str], q: np.ndarray, stamp: Time) -> JointState:
     """A JointState of the model's joints."""
     msg = JointState(name=list(names), position=q.tolist())

@@ -179,7 +179,7 @@ class LOInKNode(Node):
         activity = ControllerActivity(self.stream_node, s.controller_manager, controller,
                                       s.controller_check_period)
         commander = MotionCommander(output, motion, self.robot, activity, self.current,
-                                    self.get_logger())
+                                    self.get_logger(), step)
         self.stream_node.create_timer(step, commander.tick)
         self.command_topic = topic
         self.get_logger().info(f'stream commands go to {topic} ({s.command_output}, joints '

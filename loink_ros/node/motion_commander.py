@@ -4,6 +4,15 @@ controller at command_rate (command_output.py). So no command exceeds the positi
 velocity, acceleration or jerk limits (URDF plus joint_limits_file), whatever the solver
 answered; and the arm, not the command, is the reference:
 
+- The motion keeps the stream's pace: each answer is a target to arrive at moving, with the
+  stream's velocity there (the slope of a line fitted to its answers of the last
+  PACE_WINDOW_S, over their stamps: the answers carry the solver's noise, which two of them
+  a few milliseconds apart would turn into a velocity noisy by tenths of a rad/s), when the
+  next answer is due: `due` = twice the gap and a tick's wait for it, after the moment the
+  motion changes (command_lead ahead); the target is predicted to that time. The motion then
+  goes on at that velocity for `due` more and, if no answer came, goes to rest at the answer
+  (the predicted target was only a prediction).
+  Answers more than PACE_GAP_S apart are targets to arrive at rest.
 - A stream starts from the measured state (/joint_states: position and velocity), only
   while it is fresh (joint_states_max_age) and the controller is active (list_controllers);
   otherwise its targets are dropped, saying why.
@@ -32,9 +41,32 @@ from loink_ros.node.controller_activity import ControllerActivity
 from loink_ros.node.measured_state import CurrentConfiguration, Measured, StaleState
 from loink_ros.node.parameters import Settings
 
+# Answers farther apart than this (s) are no stream's pace: the motion arrives at rest.
+PACE_GAP_S = 0.1
+# The stream's velocity is fitted to its answers of this long (s).
+PACE_WINDOW_S = 0.05
 # Seconds of sent commands the measured state is compared with (it trails them).
 HISTORY_S = 0.5
 LOG_THROTTLE = 1.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """A stream answer for the motion: where (to rest at), the stream's velocity there (None:
+    to arrive at rest) and its fitted position when it was answered (monotonic s), and how
+    soon the next answer is due (s)."""
+
+    position: np.ndarray
+    velocity: np.ndarray | None = None
+    fitted: np.ndarray | None = None
+    answered: float = 0.0
+    due: float = 0.0
+
+    def at(self, t: float) -> np.ndarray:
+        """The position predicted for time t."""
+        if self.velocity is None or self.fitted is None:
+            return self.position
+        return self.fitted + self.velocity * (t - self.answered)
 
 
 @dataclass
@@ -55,14 +87,16 @@ class MotionCommander:
 
     def __init__(self, output: CommandOutput, motion: OnlineGenerator,
                  robot: CurrentConfiguration, activity: ControllerActivity,
-                 settings: Callable[[], Settings], logger: RcutilsLogger):
+                 settings: Callable[[], Settings], logger: RcutilsLogger, period: float):
         self.output, self.motion, self.robot, self.activity = output, motion, robot, activity
+        self.period = period          # between ticks (s): an answer waits up to this long
         self.settings, self.logger = settings, logger
         self.running = False          # the motion is being sent
         self.activations = 0          # the controller's activations the motion started after
         self.last_target: float | None = None
         self.pending = False                      # an answer (or a brake) for the next tick
-        self.pending_target: np.ndarray | None = None   # ... its target; None: a brake
+        self.pending_target: Target | None = None   # ... its target; None: a brake
+        self.recent: deque[tuple[Slot, np.ndarray]] = deque()   # the stream's recent answers
         self.history: deque[tuple[float, np.ndarray]] = deque()
         self.counts, self.lock = MotionCounts(), threading.Lock()
 
@@ -72,11 +106,12 @@ class MotionCommander:
             measured = self.usable_state()
             self.restart(time.monotonic(), measured)
             self.last_target, self.pending = None, False
+            self.recent.clear()
             return measured.positions
 
-    def slot(self, now: float) -> Slot:
+    def slot(self, now: float, stamp: float = 0.0) -> Slot:
         """The time the stream's answer may move over (the pose stream's velocity budget)."""
-        return Slot(now, FIRST_STEP_S if self.last_target is None else now - self.last_target)
+        return Slot(now, FIRST_STEP_S if self.last_target is None else now - self.last_target, stamp)
 
     def command(self, answer: np.ndarray, solved: bool, slot: Slot,
                 scale: float) -> tuple[np.ndarray, bool]:
@@ -87,7 +122,11 @@ class MotionCommander:
             if not self.running or self.counts.stale or self.restarted_controller():
                 self.restart(now, self.usable_state())
             self.motion.velocity_scale = scale
-            self.schedule(np.array(answer, float) if solved else None)
+            if solved:
+                self.schedule(self.at_pace(np.array(answer, float), slot))
+            else:
+                self.schedule(None)
+                self.recent.clear()
             c = self.counts
             c.targets += 1
             c.stopped += not solved
@@ -123,7 +162,22 @@ class MotionCommander:
             if (self.counts.holding or self.counts.stale) and self.motion.finished(now):
                 self.running = False   # at rest: the controller holds the last command
 
-    def schedule(self, target: np.ndarray | None) -> None:
+    def at_pace(self, position: np.ndarray, slot: Slot) -> Target:
+        """The answer as a target moving at the stream's pace (module docstring)."""
+        recent = self.recent
+        recent.append((slot, position))
+        while slot.now - recent[0][0].now > PACE_WINDOW_S:
+            recent.popleft()
+        times = pace_times([s for s, _ in recent])
+        if times is None:
+            recent.clear()
+            recent.append((slot, position))
+            return Target(position)
+        slope, fitted = np.polyfit(times - times[-1], np.array([q for _, q in recent]), 1)
+        gap = (times[-1] - times[0]) / (len(times) - 1)
+        return Target(position, slope, fitted, slot.now, 2.0 * (gap + self.period))
+
+    def schedule(self, target: Target | None) -> None:
         """The motion's next target (None: a brake), applied at the next tick."""
         self.pending, self.pending_target = True, target
 
@@ -138,7 +192,8 @@ class MotionCommander:
         if target is None:
             self.motion.brake(ahead)
         else:
-            self.motion.move_to(ahead, target)
+            self.motion.move_to(ahead, target.at(ahead + target.due), target.velocity, target.due,
+                                target.position)
 
     def check_state(self, now: float) -> None:
         """Brake on a stale state; start again from the measured state when the arm is not
@@ -165,7 +220,7 @@ class MotionCommander:
         target = None if self.counts.holding else self.motion.target
         self.restart(now, measured)
         if target is not None and not self.pending:
-            self.schedule(target)
+            self.schedule(Target(target))
 
     def drift(self, measured: Measured) -> float:
         """How far the measured positions are from the nearest recent command."""
@@ -224,3 +279,16 @@ class MotionCommander:
                   'holding': ('yes: stale joint states' if c.stale else
                               'yes: no target for stream_timeout' if c.holding else 'no')}
         return values, c.stale or None
+
+
+def pace_times(slots: list[Slot]) -> np.ndarray | None:
+    """The answers' times for their pace: their stamps, or their arrival where the stamps say
+    nothing (zero, equal, or out of order); None for a single answer or answers too far apart
+    (PACE_GAP_S)."""
+    if len(slots) < 2:
+        return None
+    for times in (np.array([s.stamp for s in slots]), np.array([s.now for s in slots])):
+        gaps = np.diff(times)
+        if np.all((gaps > 0.0) & (gaps <= PACE_GAP_S)):
+            return times
+    return None

@@ -25,7 +25,7 @@ from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import PoseSolver
 from loink_ros.core.runtime.pose_tracker import PoseTracker
 from loink_ros.node.commander import Commander, NotCommanded
-from loink_ros.node.conversions import joint_state
+from loink_ros.node.conversions import joint_state, stamp_seconds
 from loink_ros.node.parameters import Settings
 from loink_ros.node.pose_targets import PoseLinks, pose_problem
 from loink_ros.node.streaming import LOG_THROTTLE, SOLUTION_QOS, TARGET_QOS, SkipCounter, StreamCounts
@@ -115,7 +115,7 @@ class PoseStreamer:
         tracker.tolerance = (s.task_tolerance, s.rotation_tolerance)
         if self.last_target is None or now - self.last_target > s.stream_timeout:
             tracker.reset(self.commander.start())
-        slot = self.commander.slot(now)
+        slot = self.commander.slot(now, stamp_seconds(msg.header.stamp))
         # The stream goes on through a target dropped below (no restart); the commander holds
         # after stream_timeout without a command.
         self.last_target = now

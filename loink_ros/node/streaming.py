@@ -24,7 +24,7 @@ from loink_ros.core.runtime.errors import SolverError
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.core.runtime.tracking import Tracker
 from loink_ros.node.commander import Commander, NotCommanded
-from loink_ros.node.conversions import bounded, is_base_frame, joint_state
+from loink_ros.node.conversions import bounded, is_base_frame, joint_state, stamp_seconds
 from loink_ros.node.measured_state import CurrentConfiguration
 from loink_ros.node.motion_commander import MotionCommander
 from loink_ros.node.parameters import Settings
@@ -131,7 +131,7 @@ class Streamer:
         task = bounded(target.task, 'task')
         if self.last_target is None or now - self.last_target > settings.stream_timeout:
             self.tracker.reset(self.commander.start())
-        slot = self.commander.slot(now)
+        slot = self.commander.slot(now, stamp_seconds(target.header.stamp))
         # The stream goes on through a target dropped below (no restart); the commander holds
         # after stream_timeout without a command.
         self.last_target = now

@@ -11,6 +11,13 @@ reference).
 Time synchronisation makes every joint arrive together, so a move or a stop keeps to the
 straight joint-space line where it starts at rest, and to the arm's branch in any case.
 
+A move may arrive moving: at its target with a velocity (a stream's, so that the motion
+keeps pace with it instead of stopping at every answer), when the next answer is due (all
+joints together: a time-optimal arrival would be a race that a small difference in velocity
+turns into a detour of a tenth of a second and more); it then goes on at that velocity as
+long again and, if no answer came, settles at rest at a given position (the stream's last
+answer: the target itself was a prediction) or brakes.
+
 Joint ranges: ruckig's community version does not keep position limits, so each replan
 bounds every joint's velocity towards its nearest position limit by what it can still brake
 from (`braking_speed`); a state that rounding puts outside the range is clipped.
@@ -59,13 +66,24 @@ class Samples:
 @dataclass(frozen=True)
 class Segment:
     """The motion from `origin` on (until the next segment's origin): from `start` along
-    `trajectory` (None: holding at start) towards `target` (None: a stop)."""
+    `trajectory` (None: holding at start) towards `target` (None: a stop); where the
+    trajectory ends moving, on at its velocity for `coast` s, then along `stop` to rest
+    (at `target`, or braking where target is None)."""
 
     origin: float
     start: MotionState
     trajectory: Trajectory | None
     target: np.ndarray | None
     switches: np.ndarray = field(default_factory=lambda: np.array([]))   # absolute times
+    coast: float = 0.0
+    stop: Trajectory | None = None
+
+    @property
+    def duration(self) -> float:
+        """From origin to rest (s)."""
+        if self.trajectory is None:
+            return 0.0
+        return self.trajectory.duration + self.coast + (self.stop.duration if self.stop else 0.0)
 
 
 class OnlineGenerator:
@@ -107,9 +125,13 @@ class OnlineGenerator:
         segment = self.segment(t)
         if segment.trajectory is None:
             return segment.start
-        elapsed = min(max(t - segment.origin, 0.0), segment.trajectory.duration)
-        p, v, a = segment.trajectory.at_time(elapsed)
-        return self.clipped(p, v, a)
+        elapsed, arrival = max(t - segment.origin, 0.0), segment.trajectory.duration
+        if elapsed <= arrival or segment.stop is None:
+            return self.clipped(*segment.trajectory.at_time(min(elapsed, arrival)))
+        if elapsed <= arrival + segment.coast:
+            return coasting(segment.trajectory, elapsed - arrival, self.limits)
+        return self.clipped(*segment.stop.at_time(min(elapsed - arrival - segment.coast,
+                                                      segment.stop.duration)))
 
     def clipped(self, p: list[float], v: list[float], a: list[float]) -> MotionState:
         """A state of ruckig's, its positions clipped into the joint ranges (rounding)."""
@@ -120,13 +142,26 @@ class OnlineGenerator:
     def finished(self, t: float) -> bool:
         """Whether the motion is at rest from time t on (no replan ahead of t)."""
         last = self.segments[-1]
-        return last.origin <= t and (last.trajectory is None or t - last.origin >= last.trajectory.duration)
+        return last.origin <= t and t - last.origin >= last.duration
 
-    def move_to(self, t: float, target: np.ndarray) -> None:
+    def move_to(self, t: float, target: np.ndarray, velocity: np.ndarray | None = None,
+                due: float = 0.0, settle: np.ndarray | None = None) -> None:
         """From the state at time t towards `target` (clipped into the joint ranges), to
-        arrive at rest."""
+        arrive at rest; or with `velocity` (bounded by the limits, and so that coasting for
+        `due` s and braking stays within the joint ranges) `due` s after t (later only where
+        the limits need longer), then on at that velocity for `due` s, then to rest at
+        `settle` (None: brake where it is)."""
         target = np.clip(np.asarray(target, float), self.limits.lower, self.limits.upper)
-        self.replan(t, target)
+        if velocity is None or np.abs(velocity).max() < MIN_SPEED:
+            self.replan(t, target if settle is None else np.clip(settle, self.limits.lower, self.limits.upper))
+            return
+        limits, speed = self.limits, self.limits.velocity * self.velocity_scale
+        reach = speed * due
+        up = np.minimum(speed, braking_speed(limits.upper - target - reach, limits))
+        down = np.minimum(speed, braking_speed(target - limits.lower - reach, limits))
+        if settle is not None:
+            settle = np.clip(np.asarray(settle, float), limits.lower, limits.upper)
+        self.replan(t, target, np.clip(velocity, -down, up), due, settle)
 
     def brake(self, t: float) -> None:
         """From the state at time t to rest, as fast as the limits allow, on its way."""
@@ -163,13 +198,21 @@ class OnlineGenerator:
             found.append(moments[(moments > t) & (moments < until)])
         return np.sort(np.concatenate(found)) if found else np.array([])
 
-    def replan(self, t: float, target: np.ndarray | None) -> None:
+    def replan(self, t: float, target: np.ndarray | None, velocity: np.ndarray | None = None,
+               due: float = 0.0, settle: np.ndarray | None = None) -> None:
         """A new segment from time t; replans at or after t are dropped, and segments
         superseded more than KEEP_S before t forgotten."""
         now = self.state(t)
         kept = [s for s in self.segments if s.origin < t]
         while len(kept) > 1 and kept[1].origin < t - KEEP_S:
             kept.pop(0)
+        if velocity is not None:
+            try:
+                self.segments = kept + [self.paced(t, now, target, velocity, due, settle)]
+                return
+            except MotionError:
+                # No such arrival (ruckig's numerics near rest, rare): to rest at settle.
+                target = now.position if settle is None else settle
         if at_rest(now, now.position if target is None else target):
             # There already: a hold (ruckig refuses a motion of rounding's size).
             self.segments = kept + [Segment(t, now, None, target)]
@@ -177,18 +220,33 @@ class OnlineGenerator:
         trajectory = self.plan(now, target)
         self.segments = kept + [Segment(t, now, trajectory, target, t + switch_offsets(trajectory))]
 
-    def plan(self, now: MotionState, target: np.ndarray | None) -> Trajectory:
+    def paced(self, t: float, now: MotionState, target: np.ndarray, velocity: np.ndarray,
+              due: float, settle: np.ndarray | None) -> Segment:
+        """The segment from `now` (at time t) that arrives moving, coasts, then stops
+        (move_to)."""
+        trajectory = self.plan(now, target, velocity, due)
+        stop = self.plan(coasting(trajectory, due, self.limits), settle)
+        braking = t + trajectory.duration + due
+        switches = np.concatenate([t + switch_offsets(trajectory), [braking],
+                                   braking + switch_offsets(stop)])
+        return Segment(t, now, trajectory, settle, switches, due, stop)
+
+    def plan(self, now: MotionState, target: np.ndarray | None,
+             velocity: np.ndarray | None = None, due: float = 0.0) -> Trajectory:
         trajectory = Trajectory(self.dofs)
         try:
-            result = self.ruckig.calculate(self.input(now, target), trajectory)
+            result = self.ruckig.calculate(self.input(now, target, velocity, due), trajectory)
         except RuckigError as err:
             raise MotionError(f'ruckig: {err} from {now} to {target}') from None
         if result not in (Result.Working, Result.Finished):
             raise MotionError(f'ruckig: {result.name} from {now} to {target}')
         return trajectory
 
-    def input(self, now: MotionState, target: np.ndarray | None) -> InputParameter:
-        """ruckig's input from `now` towards `target` (None: to rest)."""
+    def input(self, now: MotionState, target: np.ndarray | None,
+              velocity: np.ndarray | None = None, due: float = 0.0) -> InputParameter:
+        """ruckig's input from `now` towards `target` (None: to rest), arriving at `velocity`
+        (None: at rest; kept within the velocity bounds of `now`) `due` s later at the
+        soonest."""
         limits = self.limits
         speed = limits.velocity * self.velocity_scale
         up = np.minimum(speed, braking_speed(limits.upper - now.position, limits))
@@ -206,8 +264,19 @@ class OnlineGenerator:
             inp.target_velocity = [0.0] * self.dofs
         else:
             inp.target_position = target.tolist()
+            if velocity is not None:
+                inp.target_velocity = np.clip(velocity, inp.min_velocity, inp.max_velocity).tolist()
+                inp.minimum_duration = due
         inp.target_acceleration = [0.0] * self.dofs
         return inp
+
+
+def coasting(trajectory: Trajectory, elapsed: float, limits: JointLimits) -> MotionState:
+    """The state `elapsed` s after a trajectory's end, going on at its final velocity."""
+    p, v, _ = trajectory.at_time(trajectory.duration)
+    velocity = np.asarray(v, float)
+    position = np.clip(np.asarray(p, float) + velocity * elapsed, limits.lower, limits.upper)
+    return MotionState(position, velocity, np.zeros(len(velocity)))
 
 
 def at_rest(state: MotionState, target: np.ndarray) -> bool:
