@@ -301,4 +301,6 @@ def test_the_compiled_continuation_is_its_numpy_reference(name):
                                           smoothing, EXACT,
                                           solver.drift_velocity if request else None)
                 assert (compiled.on_pose, compiled.drifted) == (reference.on_pose, reference.drifted)
-                np.testing.assert_allclose(compiled.q, reference.q, rtol=0, atol=1e-9)
+                # Iterations that end within EXACT (1e-9) of the pose, in two orders of rounding
+                # (-march=native contracts to FMA where the CPU has it): 1.2e-9 seen on an EPYC.
+                np.testing.assert_allclose(compiled.q, reference.q, rtol=0, atol=1e-8)

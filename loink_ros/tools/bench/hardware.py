@@ -6,7 +6,9 @@ scenarios test/test_hardware.py runs, measured the same way (tools/motion_measur
 
 Smooth paths, per rate (250 and 500 Hz; run first): `paths` of the stream bench's smooth
 paths (panda_full, the fastest joint at 0.9 of its velocity limit) as PoseStamped targets,
-each stamped as it leaves, the robot moved to each path's start first:
+each stamped as it leaves, the robot moved to each path's start first, each path eased in
+from rest over RAMP_S (`from_rest`: a target that starts at speed cannot be followed within
+the acceleration limits):
 - latency: from a target's publication (its stamp) to the arrival (DDS reception time) of
   the first controller command after its answer's PoseTracking arrived: the node commands
   each answer at its next cycle (motion_measures.answer_latencies); p50/p99. The floor: the
