@@ -255,6 +255,19 @@ def test_a_paced_target_where_the_motion_rests_holds(limits):
     assert generator.finished(1.0)
 
 
+def test_a_measured_velocity_beyond_the_limits_is_clipped(limits):
+    """A restart from a measured state whose velocity no arm has (mock hardware's difference
+    after a stalled update: 1461 rad/s was seen): the motion brakes from the velocity limit,
+    within every limit, and a move from there plans."""
+    generator = OnlineGenerator(limits)
+    start = (limits.lower + limits.upper) / 2
+    generator.restart(0.0, start, np.array([1461.4, -617.7, -1280.2, 610.9, -623.9, -942.5, 1433.1]))
+    assert np.all(np.abs(generator.state(0.0).velocity) <= limits.velocity)
+    generator.move_to(0.05, start)
+    assert_within(run(generator, 3.0, {}), limits)
+    assert np.abs(generator.state(3.0).position - start).max() < 1e-9
+
+
 def test_commands_ahead_of_a_paced_motion_are_the_motion(limits):
     """The trajectory controller's points through arrival, coast and brake: its quintic
     between neighbours is the motion itself."""

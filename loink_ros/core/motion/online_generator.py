@@ -105,9 +105,12 @@ class OnlineGenerator:
 
     def restart(self, t: float, position: np.ndarray, velocity: np.ndarray | None = None) -> None:
         """Begin anew at time t from a measured position (and velocity): holding there, or
-        braking from that velocity."""
+        braking from that velocity. A measured velocity beyond the limits is clipped to them:
+        no arm moves so (mock hardware differences positions over its update period, and an
+        update right after a stalled one reads thousands of rad/s)."""
         position = np.clip(np.asarray(position, float), self.limits.lower, self.limits.upper)
-        speed = np.zeros(self.dofs) if velocity is None else np.asarray(velocity, float)
+        speed = (np.zeros(self.dofs) if velocity is None else
+                 np.clip(np.asarray(velocity, float), -self.limits.velocity, self.limits.velocity))
         self.segments = [Segment(t, MotionState(position, speed, np.zeros(self.dofs)), None,
                                  position.copy())]
         if speed.any():
@@ -236,7 +239,7 @@ class OnlineGenerator:
         trajectory = Trajectory(self.dofs)
         try:
             result = self.ruckig.calculate(self.input(now, target, velocity, due), trajectory)
-        except RuckigError as err:
+        except (RuckigError, ValueError) as err:   # ValueError: a code its Result lacks
             raise MotionError(f'ruckig: {err} from {now} to {target}') from None
         if result not in (Result.Working, Result.Finished):
             raise MotionError(f'ruckig: {result.name} from {now} to {target}')
