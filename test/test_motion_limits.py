@@ -286,3 +286,18 @@ def test_commands_ahead_of_a_paced_motion_are_the_motion(limits):
                 truth = np.array([generator.state(t + o0 + u).position for u in s])
                 worst = max(worst, np.abs(position - truth).max())
     assert worst < 1e-6
+
+
+def test_unstamped_answers_in_a_burst_set_no_pace():
+    """The stream's pace from its answers' times: stamps where they rise, else arrivals, but
+    not arrivals that came in a burst (a late delivery: their gaps say nothing of the pace)."""
+    from loink_ros.node.commander import Slot
+    from loink_ros.node.motion_commander import pace_times
+    stamped = [Slot(10.0 + 0.01 * k + 0.003 * (k % 2), 0.01, 5.0 + 0.01 * k) for k in range(5)]
+    np.testing.assert_allclose(pace_times(stamped), [5.0 + 0.01 * k for k in range(5)])
+    steady = [Slot(10.0 + 0.01 * k, 0.01) for k in range(5)]
+    np.testing.assert_allclose(pace_times(steady), [10.0 + 0.01 * k for k in range(5)])
+    burst = [Slot(t, 0.01) for t in (10.0, 10.01, 10.02, 10.0201)]
+    assert pace_times(burst) is None
+    assert pace_times(steady[:1]) is None
+    assert pace_times([Slot(10.0, 0.01), Slot(10.2, 0.01)]) is None

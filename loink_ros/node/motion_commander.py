@@ -45,6 +45,8 @@ from loink_ros.node.parameters import Settings
 PACE_GAP_S = 0.1
 # The stream's velocity is fitted to its answers of this long (s).
 PACE_WINDOW_S = 0.05
+# Unstamped answers: arrival gaps under this share of their mean are a burst, no pace.
+BURST_SHARE = 0.25
 # Seconds of sent commands the measured state is compared with (it trails them).
 HISTORY_S = 0.5
 LOG_THROTTLE = 1.0
@@ -283,12 +285,16 @@ class MotionCommander:
 
 def pace_times(slots: list[Slot]) -> np.ndarray | None:
     """The answers' times for their pace: their stamps, or their arrival where the stamps say
-    nothing (zero, equal, or out of order); None for a single answer or answers too far apart
-    (PACE_GAP_S)."""
+    nothing (zero, equal, or out of order); None for a single answer, answers too far apart
+    (PACE_GAP_S), or unstamped ones that came in a burst (BURST_SHARE)."""
     if len(slots) < 2:
         return None
-    for times in (np.array([s.stamp for s in slots]), np.array([s.now for s in slots])):
-        gaps = np.diff(times)
-        if np.all((gaps > 0.0) & (gaps <= PACE_GAP_S)):
-            return times
+    stamps, arrivals = np.array([s.stamp for s in slots]), np.array([s.now for s in slots])
+    gaps = np.diff(stamps)
+    if np.all((gaps > 0.0) & (gaps <= PACE_GAP_S)):
+        return stamps
+    gaps = np.diff(arrivals)
+    # Arrivals in a burst (a late delivery) say nothing of the pace.
+    if np.all((gaps >= BURST_SHARE * gaps.mean()) & (gaps <= PACE_GAP_S)):
+        return arrivals
     return None
