@@ -16,6 +16,10 @@ constexpr double NODE_SHARE = 0.8;
 constexpr auto GRACE = std::chrono::milliseconds(20);
 // The longest the executor thread waits before it looks at its stop flag again.
 constexpr auto SPIN_WAIT = std::chrono::milliseconds(50);
+// How often a first round trip's request is resent, and the node's deadline for it: an answer
+// of any kind will do.
+constexpr auto RESEND = std::chrono::milliseconds(100);
+constexpr double PROBE_DEADLINE = 0.05;
 
 // "<node>_loink_<group>", numbered from the second instance in this process on, so that
 // every plugin's node has a name of its own in the graph.
@@ -117,9 +121,12 @@ bool ServiceSolver::firstRoundTrip(const geometry_msgs::msg::Pose& pose, const s
   // answered.
   while (Clock::now() < until)
   {
-    auto future = client_->async_send_request(request(pose, seed, {}, 0.0, 0, 1, 0.5));
-    if (future.wait_for(std::chrono::milliseconds(500)) == std::future_status::ready)
+    auto future = client_->async_send_request(request(pose, seed, {}, 0.0, 0, 1, PROBE_DEADLINE));
+    if (future.wait_until(std::min(until, Clock::now() + RESEND)) == std::future_status::ready)
+    {
+      unanswered_ = false;
       return true;
+    }
     client_->remove_pending_request(future);
   }
   return false;
@@ -146,6 +153,13 @@ std::vector<ServiceSolver::Answer> ServiceSolver::solve(const geometry_msgs::msg
     {
       RCLCPP_WARN(LOGGER, "%s is not served: is loink_node running?", options_.service.c_str());
       error_code.val = MoveItErrorCodes::COMMUNICATION_FAILURE;
+      unanswered_ = true;
+      return out;
+    }
+    // A node that is new (restarted) drops requests until it has matched our reply path.
+    if (unanswered_ && !firstRoundTrip(pose, seed, deadline))
+    {
+      error_code.val = MoveItErrorCodes::TIMED_OUT;
       return out;
     }
     // The node's own deadline comes first, so that its answer arrives before ours.
@@ -154,6 +168,7 @@ std::vector<ServiceSolver::Answer> ServiceSolver::solve(const geometry_msgs::msg
     if (future.wait_until(deadline + GRACE) != std::future_status::ready)
     {
       client_->remove_pending_request(future);
+      unanswered_ = true;
       error_code.val = MoveItErrorCodes::TIMED_OUT;
       return out;
     }

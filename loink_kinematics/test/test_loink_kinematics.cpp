@@ -210,6 +210,7 @@ std::vector<double> middle()
 
 void expectSolves(const Pose& target, const std::vector<double>& solution)
 {
+  ASSERT_EQ(solution.size(), world->model->getJointModelGroup("panda_arm")->getVariableCount());
   EXPECT_TRUE(inLimits(solution));
   const auto [dp, dr] = poseError(fk(solution), target);
   EXPECT_LE(dp, POSITION_TOLERANCE);

@@ -73,15 +73,10 @@ class LOInKNode(Node):
         services = ReentrantCallbackGroup()
         ik = IKServices(self.solver, self.current, self.get_clock(), self.get_logger(),
                         self.stats)
-        self.create_service(Solve, '~/solve', ik.solve, callback_group=services)
-        self.create_service(Sample, '~/sample', ik.sample, callback_group=services)
-        self.create_service(GetModelInfo, '~/get_model_info', ik.get_model_info,
-                            callback_group=services)
         # One pose solver (None for models of some position axes) serves both services.
         self.pose_solver = pose_solver_of(self.solver)
         poses = PoseService(self.solver, self.pose_solver, self.current, self.get_clock(),
                             self.get_logger(), self.stats)
-        self.create_service(SolvePose, '~/solve_pose', poses.solve_pose, callback_group=services)
         names = self.stream_names(s)
         self.commander = self.add_commander(s, names['solution'])
         self.streamer = Streamer(self.stream_node, self.get_logger(), names, self.solver,
@@ -91,6 +86,12 @@ class LOInKNode(Node):
                     s.diagnostics_period,
                     self.pose_streamer.snapshot if self.pose_streamer else None,
                     self.command_diagnostics)
+        # Services last: a client that sees one advertised is answered without a wait.
+        self.create_service(Solve, '~/solve', ik.solve, callback_group=services)
+        self.create_service(Sample, '~/sample', ik.sample, callback_group=services)
+        self.create_service(GetModelInfo, '~/get_model_info', ik.get_model_info,
+                            callback_group=services)
+        self.create_service(SolvePose, '~/solve_pose', poses.solve_pose, callback_group=services)
         self.add_moveit_service(services)
         paths = self.add_cartesian_path_service()
         self.get_logger().info(f'serving model {self.solver.model.name} '

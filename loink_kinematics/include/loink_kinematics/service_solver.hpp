@@ -65,7 +65,8 @@ private:
   SolvePose::Request::SharedPtr request(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed,
                                         const std::vector<double>& consistency_limits, double seed_weight,
                                         unsigned attempt, unsigned count, double remaining) const;
-  // One answered request before any caller's (resent until `until`); false if none came.
+  // One answered request before any caller's (resent every RESEND until `until`); false if
+  // none came.
   bool firstRoundTrip(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed,
                       Clock::time_point until) const;
   // The group's joints of one answer (names mapped), or empty when it does not list them all.
@@ -78,6 +79,9 @@ private:
   std::shared_ptr<rclcpp::executors::SingleThreadedExecutor> executor_;
   std::thread spinner_;
   std::atomic<bool> stopping_{ false };
+  // Set when the node was not served or a request went unanswered: the next call makes a first
+  // round trip again (a restarted node).
+  mutable std::atomic<bool> unanswered_{ true };
   rclcpp::Client<SolvePose>::SharedPtr client_;
 };
 }  // namespace loink_kinematics
