@@ -3,7 +3,10 @@ batches, optimal and sampled latents, raw and refined answers, warm starts; the 
 fallback to numpy and concurrent calls."""
 
 import logging
+import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,6 +162,27 @@ def test_a_problem_without_a_symbolic_form_is_served_by_numpy(tiny, fresh_cache)
     problem.symbolic = lambda: None
     solver = LOInKSolver(load_model(str(tiny.json_path)), problem)
     assert solver.runtime == 'numpy' and 'no symbolic form' in solver.runtime_note
+
+
+def vex_arithmetic(library: Path) -> bool:
+    """Whether the library's code has VEX-encoded double arithmetic (vaddsd, vmulpd, ...),
+    which only AVX and later make a compiler emit."""
+    code = subprocess.run(['objdump', '-d', str(library)], capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+    return re.search(r'\tv(add|sub|mul|div|fmadd\w*)[sp]d ', code) is not None
+
+
+def test_a_library_has_exactly_the_instructions_it_records(fresh_cache, monkeypatch):
+    """A feature the load check does not list is not compiled in: built for SSE3 alone on
+    a CPU with AVX, the library holds no AVX instruction (-march=native would add them)."""
+    from loink_ros.core.compiled import cpu_features
+    problem = make_problem('planar3')
+    if 'avx' in cpu_features.native_features(build.compiler()):   # the check can fail here
+        assert vex_arithmetic(build.compiled_library(problem).path)
+    with monkeypatch.context() as patch:
+        patch.setattr(cpu_features, 'native_features', lambda compiler: ('sse3',))
+        sse3 = build.compiled_library(problem, rebuild=True).path
+    assert not vex_arithmetic(sse3)
 
 
 def test_a_cached_library_this_cpu_cannot_run_is_rebuilt_not_run(fresh_cache, monkeypatch):

@@ -97,6 +97,17 @@ def test_a_retrained_model_gets_another_library(tmp_path):
     assert library_path(load_model(str(path))) != library_path(model)
 
 
+def test_machines_that_share_a_home_keep_a_library_each(monkeypatch):
+    """The path names the CPU (model name and flags): a workstation and a robot computer
+    with one home directory no longer overwrite each other's library."""
+    from loink_ros.core.compiled import build
+    model = load_model('panda_full')
+    here = library_path(model)
+    assert here.stem.endswith(f'-{build.cpu_key()}')
+    monkeypatch.setattr(build, 'cpu_description', lambda: 'model name\t: another CPU')
+    assert library_path(model) != here and library_path(model).parent == here.parent
+
+
 def test_a_library_of_another_runtime_build_is_rebuilt(served, monkeypatch):
     """Up to date for the same model and runtime; an upgraded runtime (another build key:
     sources, compiler, flags) or other solver settings rebuild the library of an unchanged

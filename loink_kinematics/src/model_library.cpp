@@ -1,6 +1,7 @@
 #include "loink_kinematics/model_library.hpp"
 
 #include <dlfcn.h>
+#include <sys/utsname.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include <ament_index_cpp/get_package_share_directory.hpp>
@@ -31,6 +33,26 @@ std::string cacheDir()
     return std::string(xdg) + "/loink_ros";
   const char* home = std::getenv("HOME");
   return std::string(home ? home : "") + "/.cache/loink_ros";
+}
+
+// build.cpu_description(): the CPU's "model name" and "flags" lines of /proc/cpuinfo, each
+// once, sorted and joined by spaces; else the machine's name.
+std::string cpuDescription()
+{
+  std::ifstream in("/proc/cpuinfo");
+  if (!in)
+  {
+    utsname name{};
+    return uname(&name) == 0 ? name.machine : "";
+  }
+  std::set<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0)
+      lines.insert(line);
+  std::string text;
+  for (const std::string& line : lines)
+    text += (text.empty() ? "" : " ") + line;
+  return text;
 }
 
 // The library's own check of the CPU features it was built for (loink_model.h), before any
@@ -66,6 +88,16 @@ std::string ModelLibrary::identity(const std::string& file)
   char text[40];
   std::snprintf(text, sizeof text, "%08lx-%zx", static_cast<unsigned long>(crc), bytes.size());
   return text;
+}
+
+std::string ModelLibrary::cpuKey()
+{
+  const std::string text = cpuDescription();
+  const uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(text.data()),
+                          static_cast<uInt>(text.size()));
+  char key[16];
+  std::snprintf(key, sizeof key, "%08lx", static_cast<unsigned long>(crc));
+  return key;
 }
 
 std::string ModelLibrary::modelFile(const std::string& model, std::string& error)
@@ -105,7 +137,8 @@ std::string ModelLibrary::defaultPath(const std::string& model_json, std::string
     error = model_json + " cannot be read";
     return "";
   }
-  return cacheDir() + "/moveit/" + std::filesystem::path(model_json).stem().string() + "-" + id + ".so";
+  return cacheDir() + "/moveit/" + std::filesystem::path(model_json).stem().string() + "-" + id + "-" + cpuKey() +
+         ".so";
 }
 
 std::unique_ptr<ModelLibrary> ModelLibrary::open(const std::string& model, const std::string& library,

@@ -538,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser('moveit-library', help="build a model's library for the MoveIt plugin",
                        description='The library the in-process MoveIt plugin loads for a model '
                        '(its compiled solve with the weights built in), in '
-                       '<cache>/moveit/<model>-<identity>.so (docs/MOVEIT.md); seconds when it '
+                       '<cache>/moveit/<model>-<identity>-<cpu>.so (docs/MOVEIT.md); seconds when it '
                        'is up to date.')
     p.add_argument('models', nargs='+', help='shipped model names or model .json paths')
     p.add_argument('--rebuild', action='store_true', help='build even if it is there')

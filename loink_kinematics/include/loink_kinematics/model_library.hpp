@@ -39,6 +39,9 @@ public:
   static std::string modelFile(const std::string& model, std::string& error);
   // CRC-32 and size of a file, as compiled/model_library.identity() writes them, or "".
   static std::string identity(const std::string& file);
+  // CRC-32 of this CPU's description, as compiled/build.cpu_key() writes it: machines that
+  // share a home keep a library each.
+  static std::string cpuKey();
 
 private:
   ModelLibrary() = default;

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -26,10 +27,9 @@ SOURCES = sorted([*PACKAGE.glob('*.py'), *PACKAGE.glob('*.[ch]'),
                   *(PACKAGE.parent / 'problems').rglob('*.py')])
 # No -ffast-math: the kernel must keep IEEE semantics (NaN checks, the reference's rounding).
 FLAGS = ['-O3', '-fPIC', '-std=c99']
-# For this machine's vector units (~20% faster), where the library can check at load that
-# the CPU has them (cpu_features.py); dropped if the compiler refuses it. The cache key names
-# the CPU, so a cache shared by other machines is not reused by them.
-NATIVE = cpu_features.NATIVE
+# Plus, for this machine's vector units (~20% faster), exactly the features the library can
+# check at load that the CPU has (cpu_features.py); none if the compiler refuses them. The
+# cache key names the CPU, so a cache shared by other machines is not reused by them.
 COMPILE_TIMEOUT_S = 600
 
 
@@ -65,19 +65,25 @@ def cache_key(problem: Problem) -> str:
     for path in SOURCES:
         # By the path under core/: the families' modules share names (problem.py, ...).
         digest.update(str(path.relative_to(PACKAGE.parent)).encode() + path.read_bytes())
-    digest.update(f'casadi {version("casadi")} {compiler()} {FLAGS} {NATIVE}'.encode())
-    digest.update(_cpu().encode())
+    digest.update(f'casadi {version("casadi")} {compiler()} {FLAGS}'.encode())
+    digest.update(cpu_description().encode())
     digest.update(problem.compile_key().encode())
     return digest.hexdigest()[:20]
 
 
-def _cpu() -> str:
+def cpu_description() -> str:
     """The CPU's model and feature flags (Linux), else the platform's machine name."""
     try:
         lines = Path('/proc/cpuinfo').read_text().splitlines()
     except OSError:
         return platform.machine()
     return ' '.join(sorted({line for line in lines if line.startswith(('model name', 'flags'))}))
+
+
+def cpu_key() -> str:
+    """CRC-32 of cpu_description(), in hex: what names a library of this CPU's (the MoveIt
+    plugin computes the same)."""
+    return f'{zlib.crc32(cpu_description().encode()):08x}'
 
 
 def library_path(problem: Problem) -> Path:
@@ -118,7 +124,8 @@ def _build(problem: Problem, path: Path, extra: dict[str, str] | None = None) ->
         compiles = [[compiler(), *FLAGS, f'-I{work}', f'-I{PACKAGE}', '-c', str(unit), '-o', obj]
                     for unit, obj in zip(units, objects)]
         features = cpu_features.native_features(compiler())
-        if not features or _compile([[*command, NATIVE] for command in compiles]) is not None:
+        native = cpu_features.target_flags(features)
+        if not features or _compile([[*command, *native] for command in compiles]) is not None:
             features = ()
             _raise_on(_compile(compiles))
         check = Path(work, cpu_features.SOURCE)

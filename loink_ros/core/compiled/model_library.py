@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from loink_ros.core.compiled.build import Build, _build, cache_dir, cache_key
+from loink_ros.core.compiled.build import Build, _build, cache_dir, cache_key, cpu_key
 from loink_ros.core.compiled.compiled_kernel import RANKED_ARGTYPES, PoseSettings
 from loink_ros.core.compiled.cpu_features import load_checked
 from loink_ros.core.compiled.packed_model import pack
@@ -32,8 +32,9 @@ def identity(path: Path) -> str:
 
 
 def library_path(model: ModelFile) -> Path:
-    """<cache>/moveit/<model file stem>-<identity>.so, where the plugin looks for it."""
-    return cache_dir() / 'moveit' / f'{model.path.stem}-{identity(model.path)}.so'
+    """<cache>/moveit/<model file stem>-<identity>-<cpu key>.so, where the plugin looks for
+    it: machines that share a home keep a library each."""
+    return cache_dir() / 'moveit' / f'{model.path.stem}-{identity(model.path)}-{cpu_key()}.so'
 
 
 def build_library(model: ModelFile, problem: Problem, rebuild: bool = False) -> Build:
