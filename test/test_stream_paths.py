@@ -110,10 +110,12 @@ def position_errors(problem, path, answers) -> np.ndarray:
 @pytest.mark.parametrize('mode', ['Distance', 'Speed'])
 def test_trac_ik_tracks_a_smooth_path_within_the_limits(panda, panda_path, mode):
     # 50 ms, not the bench's 1 ms: this checks the adapter, and on a loaded machine even
-    # TRAC-IK's own 5 ms runs out now and then (the bench measures the time).
-    answers = track(TrackingTracIk(panda, mode, timeout_s=ADAPTER_TIMEOUT_S), panda_path)
+    # TRAC-IK's own 5 ms runs out now and then (the bench measures the time). Distance
+    # searches for all of it at every step: the path's first 0.1 s.
+    path = panda_path if mode == 'Speed' else paths(panda, 'smooth', 1, duration_s=0.1, seed=3)[0]
+    answers = track(TrackingTracIk(panda, mode, timeout_s=ADAPTER_TIMEOUT_S), path)
     assert np.all((answers >= panda.lower) & (answers <= panda.upper))
-    assert np.mean(position_errors(panda, panda_path, answers) <= 1e-5) >= 0.9
+    assert np.mean(position_errors(panda, path, answers) <= 1e-5) >= 0.9
 
 
 def test_a_velocity_share_sets_the_fastest_joint_s_speed(panda):
