@@ -3,8 +3,11 @@ SHELL := /bin/bash
 
 MODEL ?= panda
 
+# Set-up, then the shipped models' compiled runtime into the cache (docs/COMPILED.md; about
+# 75 s the first time, seconds when current), so that no first start builds it.
 setup:
 	bash scripts/setup.sh
+	@source ./env.sh && loink runtime
 
 # The MoveIt kinematics plugin (loink_kinematics) and MoveIt's pieces it builds against,
 # from ../shared/moveit, which must exist (about 25 min the first time; about 1.5 min in

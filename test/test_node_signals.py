@@ -77,3 +77,22 @@ def test_signal_under_load_exits_0(number, trial):
         for thread in threads:
             thread.join(timeout=5.0)
         calls.close()
+
+
+def test_a_burst_of_signals_still_exits_0():
+    """SIGINT and SIGTERM back to back, as a double Ctrl-C or ros2 launch's SIGINT then
+    SIGTERM send them: a second signal while the first one's handler runs must not deadlock
+    it (a handler that takes a lock, threading.Event.set, hung a node for good)."""
+    process, calls = started('signal_burst')
+    try:
+        began, pid = time.monotonic(), process.process.pid
+        for k in range(20000):   # until it has exited (a standard signal pending is one)
+            try:
+                os.kill(pid, signal.SIGINT if k % 2 else signal.SIGTERM)
+            except ProcessLookupError:
+                break
+        code, output = process.stop(timeout=PROMPT, signal_number=signal.SIGTERM)
+        assert code == 0 and time.monotonic() - began < PROMPT, output[-2000:]
+        assert 'Traceback' not in output, output[-2000:]
+    finally:
+        calls.close()

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from loink_ros.node.executors import make_executor
 from loink_ros.node.failures import captured_stderr, init_error, startup_error
 from loink_ros.node.loink_node import LOInKNode
-from loink_ros.node.spinning import spin_until, stop_on_signals
+from loink_ros.node.spinning import StopFlag, spin_until, stop_on_signals
 
 
 def main(args: list[str] | None = None) -> int:
@@ -40,7 +40,7 @@ def fail(reason: str) -> int:
     return 1
 
 
-def serve(node: LOInKNode, services: Executor, stop: threading.Event) -> None:
+def serve(node: LOInKNode, services: Executor, stop: StopFlag) -> None:
     """Spin until `stop` is set, then finish the callbacks in flight and shut down.
 
     Services run on `services` (parameter executor) in this thread; the stream's and the

@@ -1,7 +1,6 @@
 """Spinning until SIGINT or SIGTERM, with rclpy's own signal handlers off."""
 
 import signal
-import threading
 
 import rclpy
 from rclpy.executors import Executor, SingleThreadedExecutor
@@ -11,23 +10,38 @@ from rclpy.node import Node
 POLL = 0.1
 
 
-def stop_on_signals() -> threading.Event:
-    """An event that SIGINT and SIGTERM set (rclpy's handlers would shut the context down
+class StopFlag:
+    """Set once to stop: a plain attribute, no lock. A signal handler that takes a lock
+    (threading.Event.set) deadlocks when a second signal runs it again inside the first one
+    (SIGINT then SIGTERM, as ros2 launch or a dying parent sends them): a node hung so."""
+
+    def __init__(self):
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+
+def stop_on_signals() -> StopFlag:
+    """A flag that SIGINT and SIGTERM set (rclpy's handlers would shut the context down
     under a spinning executor: init rclpy with SignalHandlerOptions.NO)."""
-    stop = threading.Event()
+    stop = StopFlag()
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
     return stop
 
 
-def spin_until(executor: Executor, stop: threading.Event) -> None:
+def spin_until(executor: Executor, stop: StopFlag) -> None:
     """Spin in the calling thread; the context stays valid until every callback is done."""
     while not stop.is_set():
         executor.spin_once(timeout_sec=POLL)
     executor.shutdown()
 
 
-def serve_until(node: Node, stop: threading.Event, executor: Executor | None = None) -> None:
+def serve_until(node: Node, stop: StopFlag, executor: Executor | None = None) -> None:
     """A standalone process's one node: spun on `executor` (a SingleThreadedExecutor unless
     given) until `stop`, then destroyed, and rclpy shut down."""
     executor = executor or SingleThreadedExecutor()

@@ -326,6 +326,20 @@ def cmd_moveit_library(args) -> None:
         print(f'{build.path} ({how})')
 
 
+def cmd_runtime(args) -> None:
+    from loink_ros.core.compiled.build import BuildError, compiled_library
+    from loink_ros.core.problems.registry import problem_for_model
+    from loink_ros.core.runtime.model_file import REPO_MODELS, load_model
+    for name in args.models or sorted(p.stem for p in REPO_MODELS.glob('*.json')):
+        try:
+            build = compiled_library(problem_for_model(load_model(name)), args.rebuild)
+        except BuildError as err:
+            print(f'loink runtime: {name}: {err}', file=sys.stderr)
+            raise SystemExit(2) from None
+        how = 'up to date' if build.cached else f'built in {build.seconds:.1f} s'
+        print(f'{build.path} ({how})')
+
+
 def cmd_demo(args) -> None:
     from loink_ros.tools.demo import run_demo
     run_demo(args.model)
@@ -543,6 +557,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('models', nargs='+', help='shipped model names or model .json paths')
     p.add_argument('--rebuild', action='store_true', help='build even if it is there')
     p.set_defaults(func=cmd_moveit_library)
+
+    p = sub.add_parser('runtime', help="build models' compiled runtime into the cache",
+                       description='The compiled runtime the node and the solver load for a model '
+                       '(docs/COMPILED.md), built into the cache, so that the first start is '
+                       'not the one that builds it; seconds when it is up to date.')
+    p.add_argument('models', nargs='*', help='model names or .json paths (default: every '
+                   'shipped model)')
+    p.add_argument('--rebuild', action='store_true', help='build even if it is there')
+    p.set_defaults(func=cmd_runtime)
 
     p = sub.add_parser('demo', help='solve, sample and track on a shipped model')
     p.add_argument('--model', default='planar3')
