@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -41,23 +42,41 @@ def colcon(workspace: Path, verb: str, *args: str) -> subprocess.CompletedProces
     return result
 
 
-@pytest.mark.needs_setup(shutil.which('colcon') is not None,
-                         'colcon is not on PATH: scripts/setup.sh installs it into .venv '
-                         '(requirements-no-ros.txt; source ./env.sh)')
-@pytest.mark.parametrize('install', ['copy', 'symlink'])
-def test_colcon_test_runs_pytest_on_the_colcon_install(tmp_path, install):
-    colcon(tmp_path, 'build', *(['--symlink-install'] if install == 'symlink' else []))
-    colcon(tmp_path, 'test', '--pytest-args', str(SMALL_TEST))
+INSTALLS = ('copy', 'symlink')
+
+
+@pytest.fixture(scope='module')
+def installs(tmp_path_factory) -> dict[str, Path]:
+    """loink_ros built by colcon into a workspace of each kind, and `colcon test` run there,
+    side by side (colcon mostly waits on its subprocesses)."""
+    assert shutil.which('colcon') is not None, ('colcon is not on PATH: scripts/setup.sh '
+                                                'installs it into .venv (requirements-no-ros.txt;'
+                                                ' source ./env.sh)')
+    workspaces = {install: tmp_path_factory.mktemp(install) for install in INSTALLS}
+
+    def build_and_test(install: str) -> None:
+        colcon(workspaces[install], 'build', *(['--symlink-install'] if install == 'symlink' else []))
+        colcon(workspaces[install], 'test', '--pytest-args', str(SMALL_TEST))
+
+    with ThreadPoolExecutor(max_workers=len(INSTALLS)) as pool:
+        for done in [pool.submit(build_and_test, install) for install in INSTALLS]:
+            done.result()
+    return workspaces
+
+
+@pytest.mark.parametrize('install', INSTALLS)
+def test_colcon_test_runs_pytest_on_the_colcon_install(installs, install):
+    workspace = installs[install]
     summary = subprocess.run(
-        ['colcon', '--log-base', str(tmp_path / 'log'), 'test-result',
-         '--test-result-base', str(tmp_path / 'build'), '--all'],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout
+        ['colcon', '--log-base', str(workspace / 'log'), 'test-result',
+         '--test-result-base', str(workspace / 'build'), '--all'],
+        cwd=workspace, capture_output=True, text=True, timeout=60).stdout
     match = re.search(r'Summary: (\d+) tests, (\d+) errors, (\d+) failures, (\d+) skipped',
                       summary)
     assert match, summary
     tests, errors, failures, _ = map(int, match.groups())
     assert tests > 0 and errors == 0 and failures == 0, summary
-    assert (tmp_path / 'build' / PACKAGE / 'pytest.xml').is_file()
+    assert (workspace / 'build' / PACKAGE / 'pytest.xml').is_file()
 
 
 COMPILED_CHECK = '''
@@ -72,17 +91,13 @@ print(solver.runtime, solver.runtime_note)
 '''
 
 
-@pytest.mark.needs_setup(shutil.which('colcon') is not None,
-                         'colcon is not on PATH: scripts/setup.sh installs it into .venv '
-                         '(requirements-no-ros.txt; source ./env.sh)')
-def test_the_colcon_install_builds_the_compiled_runtime(tmp_path):
-    colcon(tmp_path, 'build')
-    site = next((tmp_path / 'install' / 'lib').glob('python3*/site-packages'))
+def test_the_colcon_install_builds_the_compiled_runtime(installs, tmp_path):
+    site = next((installs['copy'] / 'install' / 'lib').glob('python3*/site-packages'))
     env = {**os.environ, 'PYTHONPATH': f'{site}{os.pathsep}{os.environ.get("PYTHONPATH", "")}',
            'LOINK_CACHE_DIR': str(tmp_path / 'cache')}
     out = subprocess.run(['python', '-c', COMPILED_CHECK], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     where, runtime = out.stdout.splitlines()[:2]
-    assert where.startswith(str(tmp_path / 'install')), where
+    assert where.startswith(str(installs['copy'] / 'install')), where
     assert runtime.startswith('compiled compiled runtime: ') and 'built in' in runtime, runtime

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from loink_ros.node.executors import make_executor
 from loink_ros.node.failures import captured_stderr, init_error, startup_error
 from loink_ros.node.loink_node import LOInKNode
-from loink_ros.node.spinning import StopFlag, spin_until, stop_on_signals
+from loink_ros.node.spinning import StopFlag, ignore_signals, spin_until, stop_on_signals
 
 
 def main(args: list[str] | None = None) -> int:
@@ -60,6 +60,7 @@ def serve(node: LOInKNode, services: Executor, stop: StopFlag) -> None:
         thread.join()
     node.destroy_node()
     rclpy.try_shutdown()
+    ignore_signals()
 
 
 if __name__ == '__main__':

@@ -34,6 +34,14 @@ def stop_on_signals() -> StopFlag:
     return stop
 
 
+def ignore_signals() -> None:
+    """Once stopped, from the main thread: further SIGINT and SIGTERM are ignored. Python
+    restores the default action of a signal it handled as it exits, and a second signal
+    then ended a clean stop with -15."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
+
+
 def spin_until(executor: Executor, stop: StopFlag) -> None:
     """Spin in the calling thread; the context stays valid until every callback is done."""
     while not stop.is_set():
@@ -49,3 +57,4 @@ def serve_until(node: Node, stop: StopFlag, executor: Executor | None = None) ->
     spin_until(executor, stop)
     node.destroy_node()
     rclpy.try_shutdown()
+    ignore_signals()
