@@ -3,6 +3,7 @@ real loink_node process (exit status 1, one line on its output)."""
 import json
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -134,17 +135,30 @@ def test_an_older_file_without_an_example_still_loads(tmp_path):
     assert np.array_equal(solver.example_task(), expected)
 
 
-@pytest.mark.parametrize('case', CORRUPT)
-def test_the_node_refuses_a_corrupt_model(tmp_path, case):
+@pytest.fixture(scope='module')
+def refusals(tmp_path_factory) -> dict[str, tuple[int | None, str]]:
+    """loink_node started on each corrupt model, two at a time (each start is a second of
+    imports on one core): {case: (exit code, output)}."""
     from loink_ros.tools.node_process import NodeProcess, isolate_ros_environment
     isolate_ros_environment()
-    path = corrupt_copy(tmp_path / 'model', case)
-    node = NodeProcess(f'/corrupt_{abs(hash(case)) % 10 ** 6}', {'model': str(path)})
-    try:
-        code = node.process.wait(timeout=NODE_EXIT_SECONDS)
-    except subprocess.TimeoutExpired:
-        code = None
-    code, output = node.stop() if code is None else (code, node.stop()[1])
+    folders = {case: tmp_path_factory.mktemp('corrupt') / 'model' for case in CORRUPT}
+
+    def refused(case: str) -> tuple[int | None, str]:
+        node = NodeProcess(f'/corrupt_{abs(hash(case)) % 10 ** 6}',
+                           {'model': str(corrupt_copy(folders[case], case))})
+        try:
+            code = node.process.wait(timeout=NODE_EXIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            code = None
+        return node.stop() if code is None else (code, node.stop()[1])
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(CORRUPT, pool.map(refused, CORRUPT)))
+
+
+@pytest.mark.parametrize('case', CORRUPT)
+def test_the_node_refuses_a_corrupt_model(refusals, case):
+    code, output = refusals[case]
     lines = output.strip().splitlines()
     assert code == 1, output
     assert len(lines) == 1 and lines[0].startswith('loink_node:'), output

@@ -126,12 +126,20 @@ def publish_example(node: str, echo: Background) -> bool:
 EXAMPLES: dict[str, list[str]] = {}
 
 
+def usage(node: Background) -> str:
+    """The node's output once its usage message is whole (its last line, `ros2 param set`,
+    ended), at most 5 s after 'call it with:'."""
+    deadline = time.monotonic() + 5.0
+    while not re.search(r'ros2 param set \S+ [^\n]*\n', node.output()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return node.output()
+
+
 def start(line: str, tmp_path: Path) -> tuple[Background, str]:
     """Start a node with a documented line; (process, the node's full name)."""
     node = Background(line, tmp_path / 'node.log')
     assert node.wait_for('call it with:', SERVE_TIMEOUT), f'{line}\n{node.output()}'
-    time.sleep(0.5)   # the rest of the multi-line log message
-    output = node.output()
+    output = usage(node)
     name = re.search(r'ros2 param set (\S+) ', output).group(1)
     EXAMPLES[name] = printed_examples(output)
     return node, name
@@ -219,8 +227,7 @@ def test_printed_param_set_line_works_on_a_just_started_daemon(tmp_path):
     node = Background(line, tmp_path / 'node.log')
     try:
         assert node.wait_for('call it with:', SERVE_TIMEOUT), node.output()
-        time.sleep(0.5)   # the rest of the multi-line log message
-        param_set = next(example for example in printed_examples(node.output())
+        param_set = next(example for example in printed_examples(usage(node))
                          if example.startswith('ros2 param set '))
         assert '--timeout' in param_set
         result = subprocess.run(param_set, shell=True, cwd=REPO, capture_output=True,
