@@ -60,9 +60,8 @@ def run_until_reached(line: str, log: Path, client, panda, position, rotation=No
     try:
         deadline, held_since = time.monotonic() + timeout, None
         while time.monotonic() < deadline:
-            now = time.monotonic()
-            on = client.record.latest() is not None and not off_target(client, panda, position,
-                                                                       rotation)
+            now, q = time.monotonic(), client.record.latest()
+            on = q is not None and not off_target(panda, q, position, rotation)
             held_since = (held_since or now) if on else None
             if held_since is not None and now - held_since >= 0.5:
                 break
@@ -72,9 +71,9 @@ def run_until_reached(line: str, log: Path, client, panda, position, rotation=No
     reached(client, panda, position, rotation)
 
 
-def off_target(client, panda, position, rotation=None) -> str:
-    """How the arm's latest state misses a target ('' where it is within 1 mm, 1e-2)."""
-    tip, tip_rotation = panda.tip_pose(client.record.latest())
+def off_target(panda, q, position, rotation=None) -> str:
+    """How configuration `q` misses a target ('' where it is within 1 mm, 1e-2)."""
+    tip, tip_rotation = panda.tip_pose(q)
     if np.linalg.norm(tip - position) > 1e-3:
         return f'{1e3 * np.linalg.norm(tip - position):.2f} mm'
     if rotation is not None and np.linalg.norm(tip_rotation - rotation) > 1e-2:
@@ -84,7 +83,7 @@ def off_target(client, panda, position, rotation=None) -> str:
 
 def reached(client, panda, position, rotation=None) -> None:
     time.sleep(0.3)
-    missed = off_target(client, panda, position, rotation)
+    missed = off_target(panda, client.record.latest(), position, rotation)
     assert not missed, missed
 
 

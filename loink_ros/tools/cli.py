@@ -322,8 +322,13 @@ def cmd_moveit_library(args) -> None:
         except (BuildError, ValueError) as err:
             print(f'loink moveit-library: {name}: {err}', file=sys.stderr)
             raise SystemExit(2) from None
-        how = 'up to date' if build.cached else f'built in {build.seconds:.1f} s'
-        print(f'{build.path} ({how})')
+        print_build(build)
+
+
+def print_build(build) -> None:
+    """A built library's path and whether it was up to date or built now."""
+    how = 'up to date' if build.cached else f'built in {build.seconds:.1f} s'
+    print(f'{build.path} ({how})')
 
 
 def cmd_runtime(args) -> None:
@@ -336,8 +341,7 @@ def cmd_runtime(args) -> None:
         except BuildError as err:
             print(f'loink runtime: {name}: {err}', file=sys.stderr)
             raise SystemExit(2) from None
-        how = 'up to date' if build.cached else f'built in {build.seconds:.1f} s'
-        print(f'{build.path} ({how})')
+        print_build(build)
 
 
 def cmd_demo(args) -> None:

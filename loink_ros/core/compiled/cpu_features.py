@@ -1,9 +1,8 @@
 """The CPU features a compiled library is built for, and its check at load.
 
 Building for this CPU's vector units makes the solve about 20 % faster, but a library built
-so on one CPU dies
-with SIGILL on a CPU that lacks one of its instructions (a workstation's AVX-512 library
-on a robot computer). So every library holds `loink_cpu_missing`, compiled without those
+so on one CPU dies with SIGILL on a CPU that lacks one of its instructions (a
+workstation's AVX-512 library on a robot computer). So every library holds `loink_cpu_missing`, compiled without those
 features, which asks this CPU (CPUID, through GCC's `__builtin_cpu_supports`) for each of
 them; the loaders (CompiledKernel, the MoveIt plugin) call it before any other function
 and refuse a library this CPU cannot run. Where the features cannot be listed and checked
