@@ -30,6 +30,7 @@ EXPECTED = {
     'InProcess.MissingCorruptAndStaleFilesAreRefusedAtInitialize',
     'InProcess.AModelOfOtherJointsIsRefused', 'InProcess.ALibraryBuiltForAnotherCpuIsRefusedNotRun',
     'InProcess.TwoGroupsInOneProcessAnswerAtOnceFromManyThreads',
+    'InProcess.AFailedContinuationAnswersAtOnceOrApproximately',
 }
 
 

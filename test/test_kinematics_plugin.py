@@ -21,7 +21,7 @@ EXPECTED = {
     'Plugin.BadParametersAreRefusedAndAnIntegerToleranceIsTaken',
     'Plugin.ForwardKinematicsAgreesWithPinocchio', 'Plugin.ReachablePosesSucceedInsideTheLimits',
     'Plugin.GetPositionIKAnswersNearTheSeed', 'Plugin.GetPositionIKGivesBackASeedThatSolvesThePose',
-    'Plugin.ConsistencyLimitsBoundTheAnswer',
+    'Plugin.ConsistencyLimitsBoundTheAnswer', 'Plugin.AFailedContinuationAnswersAtOnceOrApproximately',
     'Plugin.PositionOnlyIKLeavesTheOrientationFree',
     'Plugin.UnreachablePoseGivesNoSolutionWithinTheTimeout',
     'Plugin.TheTimeoutIsHonouredForReachablePosesToo',

@@ -190,6 +190,36 @@ def test_a_robot_state_beside_the_pose_continues_without_a_jump(node, panda):
     assert elsewhere >= 2
 
 
+def test_a_continuation_with_no_answer_near_the_seed_fails_at_once(node, panda):
+    """The robot state beside the pose, with joint constraints that hold two joints where
+    the pose needs them to move: no answer near the seed, NO_IK_SOLUTION long before the
+    timeout (not TIMED_OUT at it); a seed 7.9 rad outside a limit is no state of the arm:
+    the cost-optimal answer."""
+    import time
+
+    from moveit_msgs.msg import JointConstraint
+    rng = np.random.default_rng(38)
+    for q in reachable(panda, 4, 38):
+        position, rotation = panda.tip_pose(q)
+        step = rng.normal(size=3)
+        position = position + 0.01 * step / np.linalg.norm(step)
+        request = pose_request(position, rotation, seed=q, timeout=2.0)
+        request.ik_request.constraints.joint_constraints = [
+            JointConstraint(joint_name=f'panda_joint{i + 1}', position=float(q[i]),
+                            tolerance_above=0.0, tolerance_below=0.0, weight=1.0) for i in (1, 3)]
+        began = time.monotonic()
+        response = compute_ik(node, request)
+        assert response.error_code.val == moveit_code('NO_IK_SOLUTION'), response.error_code.message
+        assert 'would be a jump' in response.error_code.message
+        assert time.monotonic() - began < 1.0
+        outside = q.copy()
+        outside[0] = panda.upper[0] + 7.9
+        response = compute_ik(node, pose_request(position, rotation, seed=outside, timeout=2.0))
+        assert response.error_code.val == moveit_code('SUCCESS'), response.error_code.message
+        optimal = compute_ik(node, pose_request(position, rotation))
+        assert np.array_equal(solved(response), solved(optimal))
+
+
 def test_position_only_ik_leaves_the_orientation_free(node, panda):
     q = reachable(panda, 1, 35)[0]
     position, _ = panda.tip_pose(q)

@@ -33,54 +33,22 @@ def assert_one_line(result: subprocess.CompletedProcess, *fragments: str) -> str
     return lines[0]
 
 
-def test_relative_params_file_from_another_folder(tmp_path):
-    line = assert_one_line(start(['--ros-args', '--params-file', 'config/planar3.yaml'],
-                                 cwd=tmp_path), 'params file', str(tmp_path))
-    assert '.c:' not in line   # no C source locations
-
-
-def test_missing_params_file(tmp_path):
-    assert_one_line(start(['--ros-args', '--params-file', str(tmp_path / 'none.yaml')]),
-                    'params file')
-
-
-@pytest.mark.parametrize('args', [['--ros-args', '--bogus'], ['--ros-args', '-p'],
-                                  ['--ros-args', '-r', '__ns:=not a name']])
-def test_bad_ros_arguments(args, tmp_path):
-    assert_one_line(start(args, cwd=tmp_path))
-
-
-def corrupt_copy(tmp_path, change) -> str:
+def corrupt_copy(folder: Path, change, name: str) -> str:
     """A copy of the shipped planar3 model (its ONNX beside it) with one change."""
     meta = json.loads(PLANAR3_JSON.read_text())
     change(meta)
-    (tmp_path / meta['onnx']).write_bytes((PLANAR3_JSON.parent / meta['onnx']).read_bytes())
-    path = tmp_path / 'corrupt.json'
+    (folder / meta['onnx']).write_bytes((PLANAR3_JSON.parent / meta['onnx']).read_bytes())
+    path = folder / f'{name}.json'
     path.write_text(json.dumps(meta))
     return str(path)
 
 
-def test_model_failing_validation(tmp_path):
-    def nan_mean(meta):
-        meta['normalization']['y_mean'][0] = float('nan')
-    path = corrupt_copy(tmp_path, nan_mean)
-    assert_one_line(start(['--ros-args', '-p', f'model:={path}'], cwd=tmp_path), path)
+def nan_mean(meta):
+    meta['normalization']['y_mean'][0] = float('nan')
 
 
-def test_numpy_warnings_are_folded_into_the_line(tmp_path):
-    def overflowing(meta):
-        meta['network']['layers'][0]['b'] = [1e308] * len(meta['network']['layers'][0]['b'])
-    path = corrupt_copy(tmp_path, overflowing)
-    assert_one_line(start(['--ros-args', '-p', f'model:={path}'], cwd=tmp_path), path,
-                    'RuntimeWarning')
-
-
-def test_bad_urdf_is_one_line_with_what_urdfdom_said(tmp_path):
-    urdf = tmp_path / 'broken.urdf'
-    urdf.write_text('<robot name="r"><link name="a"/><joint name="j" type="revolute">'
-                    '<parent link="a"/><child link="missing"/></joint></robot>')
-    result = start(['--ros-args', '-p', 'model:=planar3', '-p', f'urdf:={urdf}'], cwd=tmp_path)
-    assert_one_line(result, 'planar3', 'does not specify limits')
+def overflowing(meta):
+    meta['network']['layers'][0]['b'] = [1e308] * len(meta['network']['layers'][0]['b'])
 
 
 # Every topic and service name parameter, with a value that is no valid name of its kind.
@@ -88,14 +56,74 @@ BAD_NAMES = {'target_topic': 'tar;get', 'solution_topic': '1solution',
              'joint_states_topic': '/joint_states/{nowhere}', 'moveit_service': 'compute ik',
              'robot_description_topic': '/robot_description/',
              'pose_target_topic': 'target pose', 'pose_tracking_topic': '2tracking'}
+BAD_ROS_ARGUMENTS = {'bogus': ['--ros-args', '--bogus'], 'dangling -p': ['--ros-args', '-p'],
+                     'bad namespace': ['--ros-args', '-r', '__ns:=not a name']}
+UNUSABLE_LIMITS = {'/nonexistent/limits.yaml': 'No such file or directory',
+                   'package://no_such_package/limits.yaml': "package 'no_such_package' is not installed"}
+# Start-ups this many at a time: each is mostly a process's imports.
+AT_ONCE = 3
+
+
+@pytest.fixture(scope='module')
+def failed(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """Every failing start-up of this file, run side by side from a folder of its own: its
+    result by case name."""
+    from concurrent.futures import ThreadPoolExecutor
+    folder = tmp_path_factory.mktemp('startup')
+    urdf = folder / 'broken.urdf'
+    urdf.write_text('<robot name="r"><link name="a"/><joint name="j" type="revolute">'
+                    '<parent link="a"/><child link="missing"/></joint></robot>')
+    cases = {
+        'relative params file': ['--ros-args', '--params-file', 'config/planar3.yaml'],
+        'missing params file': ['--ros-args', '--params-file', str(folder / 'none.yaml')],
+        'failing validation': ['--ros-args', '-p', f'model:={corrupt_copy(folder, nan_mean, "nan")}'],
+        'numpy warnings': ['--ros-args', '-p', f'model:={corrupt_copy(folder, overflowing, "inf")}'],
+        'bad urdf': ['--ros-args', '-p', 'model:=planar3', '-p', f'urdf:={urdf}'],
+        'pose tip link': ['--ros-args', '-p', 'model:=panda_full', '-p', 'pose_tip_link:=panda_link3'],
+        'no acceleration limits': ['--ros-args', '-p', 'model:=panda_full', '-p', 'joint_limits_file:=""',
+                                   '-p', 'command_output:=forward_position'],
+        **BAD_ROS_ARGUMENTS,
+        **{name: ['--ros-args', '-p', 'model:=planar3', '-p', f'{name}:={value}']
+           for name, value in BAD_NAMES.items()},
+        **{value: ['--ros-args', '-p', 'model:=panda_full', '-p', f'joint_limits_file:={value}']
+           for value in UNUSABLE_LIMITS}}
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        running = {name: pool.submit(start, args, folder) for name, args in cases.items()}
+        results = {name: outcome.result() for name, outcome in running.items()}
+    results['folder'] = folder
+    return results
+
+
+def test_relative_params_file_from_another_folder(failed):
+    line = assert_one_line(failed['relative params file'], 'params file', str(failed['folder']))
+    assert '.c:' not in line   # no C source locations
+
+
+def test_missing_params_file(failed):
+    assert_one_line(failed['missing params file'], 'params file')
+
+
+@pytest.mark.parametrize('case', BAD_ROS_ARGUMENTS)
+def test_bad_ros_arguments(case, failed):
+    assert_one_line(failed[case])
+
+
+def test_model_failing_validation(failed):
+    assert_one_line(failed['failing validation'], str(failed['folder'] / 'nan.json'))
+
+
+def test_numpy_warnings_are_folded_into_the_line(failed):
+    assert_one_line(failed['numpy warnings'], str(failed['folder'] / 'inf.json'), 'RuntimeWarning')
+
+
+def test_bad_urdf_is_one_line_with_what_urdfdom_said(failed):
+    assert_one_line(failed['bad urdf'], 'planar3', 'does not specify limits')
 
 
 @pytest.mark.parametrize('name', sorted(BAD_NAMES))
-def test_bad_name_parameter_names_itself_and_its_value(name, tmp_path):
+def test_bad_name_parameter_names_itself_and_its_value(name, failed):
     value = BAD_NAMES[name]
-    result = start(['--ros-args', '-p', 'model:=planar3', '-p', f'{name}:={value}'],
-                   cwd=tmp_path)
-    line = assert_one_line(result, f'bad parameter {name}: {value!r} is not a valid ROS')
+    line = assert_one_line(failed[name], f'bad parameter {name}: {value!r} is not a valid ROS')
     assert 'unexpected' not in line and 'RCLError' not in line and '.c' not in line
 
 
@@ -119,17 +147,12 @@ def message(kind, fields: dict):
     return msg
 
 
-def test_a_pose_tip_link_not_fixed_to_the_tip_stops_start_up(tmp_path):
-    result = start(['--ros-args', '-p', 'model:=panda_full', '-p', 'pose_tip_link:=panda_link3'],
-                   cwd=tmp_path)
+def test_a_pose_tip_link_not_fixed_to_the_tip_stops_start_up(failed):
     # Checked once the model is loaded (its INFO line comes first): exit 1, one error line.
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode == 1 and 'Traceback' not in result.stderr, result.stderr
-    errors = [line for line in lines if line.startswith('loink_node: ')]
-    assert len(errors) == 1 and errors == lines[-1:], result.stderr
+    line = last_error_line(failed['pose tip link'])
     for fragment in ("bad parameter pose_tip_link: 'panda_link3' is not fixed to the tip",
                      'panda_hand', 'panda_link8'):
-        assert fragment in errors[0]
+        assert fragment in line
 
 
 def last_error_line(result: subprocess.CompletedProcess) -> str:
@@ -141,25 +164,19 @@ def last_error_line(result: subprocess.CompletedProcess) -> str:
     return errors[0]
 
 
-def test_a_controller_output_without_acceleration_and_jerk_limits_stops_start_up(tmp_path):
+def test_a_controller_output_without_acceleration_and_jerk_limits_stops_start_up(failed):
     """The URDF gives no acceleration or jerk: a controller output cannot keep them."""
-    result = start(['--ros-args', '-p', 'model:=panda_full', '-p', 'joint_limits_file:=""',
-                    '-p', 'command_output:=forward_position'], cwd=tmp_path)
-    line = last_error_line(result)
+    line = last_error_line(failed['no acceleration limits'])
     for fragment in ('command_output forward_position needs velocity, acceleration and jerk '
                      'limits (parameter joint_limits_file)', "joint 'panda_joint1' has no "
                      'acceleration limit', 'max_acceleration'):
         assert fragment in line
 
 
-@pytest.mark.parametrize('value, says', [
-    ('/nonexistent/limits.yaml', 'No such file or directory'),
-    ('package://no_such_package/limits.yaml', "package 'no_such_package' is not installed")])
-def test_an_unusable_joint_limits_file_stops_start_up(tmp_path, value, says):
-    result = start(['--ros-args', '-p', 'model:=panda_full', '-p', f'joint_limits_file:={value}'],
-                   cwd=tmp_path)
-    line = last_error_line(result)
-    assert 'bad parameter joint_limits_file' in line and says in line
+@pytest.mark.parametrize('value', UNUSABLE_LIMITS)
+def test_an_unusable_joint_limits_file_stops_start_up(value, failed):
+    line = last_error_line(failed[value])
+    assert 'bad parameter joint_limits_file' in line and UNUSABLE_LIMITS[value] in line
 
 
 @pytest.mark.parametrize('fixture', ['planar3_node', 'panda_node', 'magneto_node'])

@@ -176,9 +176,12 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
         target = PoseTarget(*problem.tip_pose(q))
         seed = np.clip(q + 0.2, problem.lower, problem.upper)
         beside = np.clip(q + 0.02, problem.lower, problem.upper)   # a continuation
+        outside = beside.copy()
+        outside[0] = problem.upper[0] + 0.5                          # no state of the arm
         for options in ({}, {'avoid_collisions': True}, {'seed': seed, 'seed_weight': 10.0},
                         {'lower': q - 0.3, 'upper': q + 0.3}, {'seed': beside},
-                        {'seed': beside, 'avoid_collisions': True}):
+                        {'seed': beside, 'avoid_collisions': True}, {'seed': outside},
+                        {'seed': beside, **pinned(q, problem)}):
             for goal in (target, PoseTarget(target.position, target.rotation, True)):
                 request = PoseRequest(goal, **options)
                 for pose_solver_, count, attempt in ((solver, 1, 0), (solver, 4, 2),
@@ -194,7 +197,59 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
                         assert (c.reason, c.starts) == (r.reason, tried)
                         assert c.cost == pytest.approx(r.cost, rel=1e-12)
                     checked += 1
-    assert checked == 6 * 6 * 2 * 3
+    assert checked == 6 * 8 * 2 * 3
+
+
+def pinned(q: np.ndarray, problem) -> dict:
+    """Bounds that hold joints 1 and 3 where they are in q (the rest within 0.3 rad): a pose
+    moved away from q's has no answer in them."""
+    lower, upper = np.maximum(q - 0.3, problem.lower), np.minimum(q + 0.3, problem.upper)
+    lower[[1, 3]] = upper[[1, 3]] = q[[1, 3]]
+    return {'lower': lower, 'upper': upper}
+
+
+@pytest.mark.parametrize('runtime', ['compiled', 'numpy'])
+def test_a_continuation_that_fails_says_so_at_once(runtime):
+    """MoveIt's interpolator bisects a step whose answer fails and calls again: a failed
+    continuation is certain after the seed's reach is searched (CONTINUATION_ROUNDS), long
+    before the deadline, and its answer is the continuation's own attempt."""
+    from loink_ros.core.runtime.pose_solver import CONTINUATION_ROUNDS
+    solver = pose_solver('panda_full', runtime)
+    problem, rng = solver.problem, np.random.default_rng(36)
+    timeout = 5.0
+    for q in problem.sample_collision_free(4, rng):
+        target = moved(problem, q, rng, 0.01, 0.02)
+        began = time.monotonic()
+        answer = solver.solve(PoseRequest(target, seed=q, deadline=began + timeout, **pinned(q, problem)))
+        elapsed = time.monotonic() - began
+        assert not answer.success and 'would be a jump' in answer.reason
+        assert answer.source == 'continuation'
+        assert answer.starts == 1 + solver.prior_starts + CONTINUATION_ROUNDS * solver.restarts
+        assert elapsed < 0.2 * timeout, elapsed
+
+
+def test_a_seed_outside_the_limits_is_no_continuation(panda):
+    """A seed beyond SEED_MARGIN outside a joint's limits is no state of the arm: the answer
+    is the one without a seed; a hair outside (a measured state), it is clipped and continued."""
+    from loink_ros.core.runtime.continuation import SEED_MARGIN
+    problem, rng = panda.problem, np.random.default_rng(37)
+    continued = 0
+    for q in problem.sample_collision_free(6, rng):
+        q[0] = problem.upper[0]                      # the arm at a limit
+        target = moved(problem, q, rng, 0.005, 0.01)
+        far, hair = q.copy(), q.copy()
+        far[0] += 7.9
+        hair[0] += 0.5 * SEED_MARGIN
+        seeded = panda.solve(PoseRequest(target, seed=far))
+        assert_valid(problem, seeded, target)
+        assert np.array_equal(seeded.q, panda.solve(PoseRequest(target)).q)
+        answer = panda.solve(PoseRequest(target, seed=hair))
+        assert answer.success or 'would be a jump' in answer.reason
+        if answer.success:
+            assert_valid(problem, answer, target)
+            assert np.abs(answer.q - q).max() < 0.5
+            continued += answer.source == 'continuation'
+    assert continued >= 3
 
 
 def test_the_compiled_ranked_solve_ends_by_its_deadline(panda):

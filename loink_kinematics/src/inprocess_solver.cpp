@@ -176,6 +176,12 @@ InProcessSolver::Outcome InProcessSolver::solve(const Eigen::Isometry3d& pose, c
       outcome.answers.push_back(std::move(answer));
       outcome.costs.push_back(info[r * LOINK_RANKED_FIELDS + LOINK_RANKED_COST]);
     }
+    if (found == 0)
+    {
+      outcome.closest.assign(n, 0.0);
+      for (std::size_t k = 0; k < n; ++k)
+        outcome.closest[to_model_[k]] = q[k];
+    }
     // A continuation's answer, or none: the same at every attempt, so no further one.
     outcome.continued = info[LOINK_RANKED_SOURCE] == LOINK_SOURCE_CONTINUATION;
     if (found != 0 || outcome.continued || monotonicNow() >= deadline)

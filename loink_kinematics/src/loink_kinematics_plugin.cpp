@@ -238,9 +238,10 @@ bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_
                                              const std::vector<double>& ik_seed_state, double timeout,
                                              std::vector<double>& solution,
                                              moveit_msgs::msg::MoveItErrorCodes& error_code,
-                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+                                             const kinematics::KinematicsQueryOptions& options) const
 {
-  return search(ik_pose, ik_seed_state, timeout, {}, solution, IKCallbackFn(), error_code, seed_consistency_, 0);
+  return search(ik_pose, ik_seed_state, timeout, {}, solution, IKCallbackFn(), error_code, seed_consistency_, 0,
+                nullptr, options.return_approximate_solution);
 }
 
 bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
@@ -248,19 +249,20 @@ bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_
                                              const std::vector<double>& consistency_limits,
                                              std::vector<double>& solution,
                                              moveit_msgs::msg::MoveItErrorCodes& error_code,
-                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+                                             const kinematics::KinematicsQueryOptions& options) const
 {
   return search(ik_pose, ik_seed_state, timeout, consistency_limits, solution, IKCallbackFn(), error_code,
-                seed_consistency_, 0);
+                seed_consistency_, 0, nullptr, options.return_approximate_solution);
 }
 
 bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
                                              const std::vector<double>& ik_seed_state, double timeout,
                                              std::vector<double>& solution, const IKCallbackFn& solution_callback,
                                              moveit_msgs::msg::MoveItErrorCodes& error_code,
-                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+                                             const kinematics::KinematicsQueryOptions& options) const
 {
-  return search(ik_pose, ik_seed_state, timeout, {}, solution, solution_callback, error_code, seed_consistency_, 0);
+  return search(ik_pose, ik_seed_state, timeout, {}, solution, solution_callback, error_code, seed_consistency_, 0,
+                nullptr, options.return_approximate_solution);
 }
 
 bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_pose,
@@ -268,24 +270,24 @@ bool LOInKKinematicsPlugin::searchPositionIK(const geometry_msgs::msg::Pose& ik_
                                              const std::vector<double>& consistency_limits,
                                              std::vector<double>& solution, const IKCallbackFn& solution_callback,
                                              moveit_msgs::msg::MoveItErrorCodes& error_code,
-                                             const kinematics::KinematicsQueryOptions& /*options*/) const
+                                             const kinematics::KinematicsQueryOptions& options) const
 {
   return search(ik_pose, ik_seed_state, timeout, consistency_limits, solution, solution_callback, error_code,
-                seed_consistency_, 0);
+                seed_consistency_, 0, nullptr, options.return_approximate_solution);
 }
 
 bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
                                    double timeout, const std::vector<double>& consistency_limits,
                                    std::vector<double>& solution, const IKCallbackFn& solution_callback,
                                    moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight,
-                                   unsigned attempts, std::vector<Candidate>* all) const
+                                   unsigned attempts, std::vector<Candidate>* all, bool approximate) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
   if (!validRequest(seed, consistency_limits, error_code))
     return false;
   if (inprocess_)
     return searchInProcess(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code,
-                           seed_weight);
+                           seed_weight, 1, nullptr, approximate);
   // Ranked alternatives only for a callback that may reject answers, or for all of them.
   const unsigned count = solution_callback || all ? static_cast<unsigned>(std::max(1, solutions_per_call_)) : 1;
   const ServiceSolver::Accept accept = [&](const std::vector<double>& q) {
@@ -297,11 +299,12 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
     solution_callback(ik_pose, q, verdict);
     return verdict.val == MoveItErrorCodes::SUCCESS;
   };
+  std::vector<double> closest;
   const auto answers = service_solver_->solve(ik_pose, seed, timeout > 0.0 ? timeout : default_timeout_,
                                               consistency_limits, seed_weight, attempts, count, all != nullptr,
-                                              accept, error_code);
+                                              accept, error_code, approximate ? &closest : nullptr);
   if (answers.empty())
-    return false;
+    return approximately(ik_pose, closest, solution_callback, solution, error_code);
   solution = answers.front().q;
   if (all)
     for (const auto& answer : answers)
@@ -328,7 +331,7 @@ bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_p
                                             double timeout, const std::vector<double>& consistency_limits,
                                             std::vector<double>& solution, const IKCallbackFn& solution_callback,
                                             moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight,
-                                            unsigned count, InProcessSolver::Outcome* all) const
+                                            unsigned count, InProcessSolver::Outcome* all, bool approximate) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
   const double deadline = InProcessSolver::monotonicNow() + (timeout > 0.0 ? timeout : default_timeout_);
@@ -365,12 +368,30 @@ bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_p
     // Certain (beyond reach, no configuration in the bounds): no solution; else out of time.
     const bool certain = outcome.unreachable || InProcessSolver::monotonicNow() < deadline;
     error_code.val = certain ? MoveItErrorCodes::NO_IK_SOLUTION : MoveItErrorCodes::TIMED_OUT;
-    return false;
+    return approximate && approximately(ik_pose, outcome.closest, solution_callback, solution, error_code);
   }
   solution = outcome.answers.front();
   error_code.val = MoveItErrorCodes::SUCCESS;
   if (all)
     *all = std::move(outcome);
+  return true;
+}
+
+bool LOInKKinematicsPlugin::approximately(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& closest,
+                                          const IKCallbackFn& solution_callback, std::vector<double>& solution,
+                                          moveit_msgs::msg::MoveItErrorCodes& error_code) const
+{
+  if (closest.empty())
+    return false;
+  if (solution_callback)
+  {
+    moveit_msgs::msg::MoveItErrorCodes verdict;
+    solution_callback(ik_pose, closest, verdict);
+    if (verdict.val != moveit_msgs::msg::MoveItErrorCodes::SUCCESS)
+      return false;
+  }
+  solution = closest;
+  error_code.val = moveit_msgs::msg::MoveItErrorCodes::SUCCESS;
   return true;
 }
 
@@ -429,10 +450,12 @@ bool LOInKKinematicsPlugin::searchPositionIK(const std::vector<geometry_msgs::ms
       continue;  // a jump away from the continuation
     state.setJointGroupPositions(group_, candidate.q);
     state.update();
-    const double total = candidate.cost + cost_function(ik_poses[0], state, group_, ik_seed_state);
-    if (total < best)
+    // The caller's cost alone ranks (as pick_ik's and bio_ik's default weights do); the
+    // candidates come cheapest first in the model's cost, which so breaks ties.
+    const double cost = cost_function(ik_poses[0], state, group_, ik_seed_state);
+    if (cost < best)
     {
-      best = total;
+      best = cost;
       solution = candidate.q;
     }
   }

@@ -137,7 +137,8 @@ std::vector<ServiceSolver::Answer> ServiceSolver::solve(const geometry_msgs::msg
                                                         const std::vector<double>& consistency_limits,
                                                         double seed_weight, unsigned attempts, unsigned count,
                                                         bool all, const Accept& accept,
-                                                        moveit_msgs::msg::MoveItErrorCodes& error_code) const
+                                                        moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                                        std::vector<double>* closest) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
   std::vector<Answer> out;
@@ -178,6 +179,8 @@ std::vector<ServiceSolver::Answer> ServiceSolver::solve(const geometry_msgs::msg
       error_code.val = moveitCode(response->error_code);
       if (error_code.val != MoveItErrorCodes::NO_IK_SOLUTION)
         RCLCPP_WARN(LOGGER, "%s refused the request: %s", options_.service.c_str(), response->message.c_str());
+      else if (closest && !response->solutions.empty())
+        *closest = groupJoints(response->solutions.front().joint_state);
       return out;
     }
     for (const auto& answer : response->solutions)

@@ -148,6 +148,10 @@ int main(int argc, char** argv)
       in >> count;
       std::vector<double> seed = q, call_ms;
       std::vector<int> codes;
+      // moveit_servo's call (jointDeltaFromIK): the current state as the seed, half the
+      // publish period as the timeout, and an approximate answer wanted.
+      kinematics::KinematicsQueryOptions servo_options;
+      servo_options.return_approximate_solution = true;
       out << "{\"kind\": \"servo\", \"states\": [";
       for (std::size_t k = 0; k < count; ++k)
       {
@@ -155,7 +159,7 @@ int main(int argc, char** argv)
         std::vector<double> answer;
         moveit_msgs::msg::MoveItErrorCodes code;
         const auto call = Clock::now();
-        solver->searchPositionIK(pose, seed, timeout, answer, code);
+        solver->searchPositionIK(pose, seed, timeout, answer, code, servo_options);
         call_ms.push_back(ms(call));
         codes.push_back(code.val);
         if (code.val == moveit_msgs::msg::MoveItErrorCodes::SUCCESS)

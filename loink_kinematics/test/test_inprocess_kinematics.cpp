@@ -258,8 +258,39 @@ double largestDifference(const std::vector<double>& a, const std::vector<double>
   return largest;
 }
 
+// A continuation that fails (consistency limits that hold two joints where the pose needs
+// them to move) is certain long before the timeout: NO_IK_SOLUTION. With
+// return_approximate_solution (Servo's option), its own attempt is the solution: on the
+// seed's branch, inside the limits, nearer the pose than the seed.
+TEST(InProcess, AFailedContinuationAnswersAtOnceOrApproximately)
+{
+  kinematics::KinematicsQueryOptions approximate;
+  approximate.return_approximate_solution = true;
+  for (std::size_t k = 0; k < 5; ++k)
+  {
+    const Reference& r = world->references[k];
+    Pose moved = poseOf(r.q);
+    moved.position.x += 0.01;
+    std::vector<double> limits(7, 0.3), q;
+    limits[1] = limits[3] = 0.0;
+    MoveItErrorCodes code;
+    const auto began = Clock::now();
+    EXPECT_FALSE(world->solver->searchPositionIK(moved, r.q, 1.0, limits, q, code));
+    EXPECT_EQ(code.val, MoveItErrorCodes::NO_IK_SOLUTION);
+    EXPECT_LT(since(began), 0.2);   // of a 1 s timeout
+    ASSERT_TRUE(world->solver->searchPositionIK(moved, r.q, 0.005, limits, q, code, approximate));
+    EXPECT_EQ(code.val, MoveItErrorCodes::SUCCESS);
+    EXPECT_EQ(q[1], r.q[1]);
+    EXPECT_EQ(q[3], r.q[3]);
+    EXPECT_LE(largestDifference(q, r.q), 0.3);
+    const auto reached = loink_kinematics::toEigen(poseOf(q)), goal = loink_kinematics::toEigen(moved);
+    EXPECT_LT((reached.translation() - goal.translation()).norm(), 0.01);
+  }
+}
+
 // MoveIt's cost-function overload (setFromIK's cost_function): a caller's cost that charges
-// the cheapest answer gets another valid one; a seed beside the pose still gets no jump.
+// the cheapest answer, however little (its scale is the caller's), gets another valid one; a
+// seed beside the pose still gets no jump.
 TEST(InProcess, ACostFunctionReranksTheAnswers)
 {
   using CostFn = kinematics::KinematicsBase::IKCostFn;
@@ -274,7 +305,7 @@ TEST(InProcess, ACostFunctionReranksTheAnswers)
                                     const moveit::core::JointModelGroup* group, const std::vector<double>&) {
       std::vector<double> q;
       state.copyJointGroupPositions(group, q);
-      return largestDifference(q, plain) < 1e-9 ? 1e3 : 0.0;
+      return largestDifference(q, plain) < 1e-9 ? 1e-9 : 0.0;
     };
     ASSERT_TRUE(world->solver->searchPositionIK(std::vector<Pose>{ r.pose }, world->middle, 0.05, {}, charged,
                                                 kinematics::KinematicsBase::IKCallbackFn(), charge_plain, code));

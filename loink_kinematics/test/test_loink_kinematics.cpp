@@ -339,6 +339,36 @@ TEST(Plugin, ConsistencyLimitsBoundTheAnswer)
   }
 }
 
+// A continuation that fails (consistency limits that hold two joints where the pose needs
+// them to move) is NO_IK_SOLUTION long before the timeout; with return_approximate_solution
+// (Servo's option), the node's closest answer, its continuation's attempt, is the solution.
+TEST(Plugin, AFailedContinuationAnswersAtOnceOrApproximately)
+{
+  kinematics::KinematicsQueryOptions approximate;
+  approximate.return_approximate_solution = true;
+  for (std::size_t k = 0; k < 5; ++k)
+  {
+    const Reference& r = world->references[k];
+    Pose moved = fk(r.q);
+    moved.position.x += 0.01;
+    std::vector<double> limits(7, 0.3), solution;
+    limits[1] = limits[3] = 0.0;
+    MoveItErrorCodes code;
+    const auto began = Clock::now();
+    EXPECT_FALSE(world->solver->searchPositionIK(moved, r.q, 1.0, limits, solution, code));
+    EXPECT_EQ(code.val, MoveItErrorCodes::NO_IK_SOLUTION);
+    EXPECT_LT(since(began), 0.3);   // of a 1 s timeout
+    ASSERT_TRUE(world->solver->searchPositionIK(moved, r.q, 0.05, limits, solution, code, approximate)) << code.val;
+    ASSERT_EQ(solution.size(), r.q.size());
+    EXPECT_TRUE(inLimits(solution));
+    EXPECT_EQ(solution[1], r.q[1]);
+    EXPECT_EQ(solution[3], r.q[3]);
+    for (std::size_t i = 0; i < r.q.size(); ++i)
+      EXPECT_LE(std::abs(solution[i] - r.q[i]), 0.3 + 1e-9);
+    EXPECT_LT(poseError(fk(solution), moved).first, 0.01);
+  }
+}
+
 TEST(Plugin, PositionOnlyIKLeavesTheOrientationFree)
 {
   auto solver = initialized(nodeWith("position_only_node", { { "robot_description_kinematics.panda_arm."

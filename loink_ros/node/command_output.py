@@ -2,7 +2,7 @@
 
 - forward_position: std_msgs/Float64MultiArray, for forward_command_controller /
   position_controllers/JointGroupPositionController (`<controller>/commands`): the motion's
-  position now, at command_rate (the controller's update rate);
+  position as the command leaves, at command_rate (the controller's update rate);
 - joint_trajectory: trajectory_msgs/JointTrajectory, for joint_trajectory_controller
   (`<controller>/joint_trajectory`): the motion's states (positions, velocities,
   accelerations) every 1 / command_rate and at every change of a joint's jerk for
@@ -57,7 +57,11 @@ class ForwardPositionOutput(CommandOutput):
         super().__init__(node, topic, model_joints, joints, Float64MultiArray)
 
     def send(self, motion: OnlineGenerator, now: float) -> None:
-        self.publisher.publish(Float64MultiArray(data=motion.state(now).position[self.order].tolist()))
+        # Sampled as it leaves: a forward command carries no time, and the tick may have waited
+        # for the interpreter since `now` (its change of motion lies command_lead ahead).
+        message = Float64MultiArray()
+        message.data = motion.state(max(now, time.monotonic())).position[self.order].tolist()
+        self.publisher.publish(message)
 
 
 class TrajectoryOutput(CommandOutput):

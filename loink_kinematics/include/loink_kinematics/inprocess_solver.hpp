@@ -45,6 +45,9 @@ public:
     bool continued{ false };                    // a continuation: answers[0] continues from the
                                                 // seed, or there is no answer (no retry)
     bool unreachable{ false };                  // beyond the model's reach: answered at once
+    // No answer accepted: the last attempt's answer closest to the pose (a continuation's own
+    // attempt: nearest the seed on its branch), group order, inside the bounds; else empty.
+    std::vector<double> closest;
   };
   // Up to `count` accepted answers for the tip pose (base frame), by `deadline` (a
   // CLOCK_MONOTONIC time in seconds): the ranked answers of one call, then fresh attempts

@@ -56,7 +56,7 @@ public:
 
   // MoveIt's cost-function overload (RobotState::setFromIK's cost_function, also through the
   // Cartesian interpolator): the ranked answers, each checked and accepted by the callback, and
-  // the one lowest in the model's cost plus cost_function's returned. Where the request
+  // the one lowest in cost_function's cost returned (ties: the model's cheaper). Where the request
   // continues from the seed, only answers no farther from the seed than its continuation
   // compete (no jump). Without a cost function: KinematicsBase's (the single-pose overloads).
   using kinematics::KinematicsBase::searchPositionIK;
@@ -95,7 +95,14 @@ private:
   bool searchInProcess(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
                        const std::vector<double>& consistency_limits, std::vector<double>& solution,
                        const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
-                       double seed_weight, unsigned count = 1, InProcessSolver::Outcome* outcome = nullptr) const;
+                       double seed_weight, unsigned count = 1, InProcessSolver::Outcome* outcome = nullptr,
+                       bool approximate = false) const;
+  // return_approximate_solution (KDL's meaning): with no solution, `closest` (the answer
+  // closest to the pose; a continuation's: nearest the seed on its branch) as the solution
+  // where the callback accepts it, SUCCESS; false when there is none.
+  bool approximately(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& closest,
+                     const IKCallbackFn& solution_callback, std::vector<double>& solution,
+                     moveit_msgs::msg::MoveItErrorCodes& error_code) const;
   // In-process: the ranked answers (cheapest first), then the answer kept near the seed
   // unless it is one of them; each checked by the RobotModel. getPositionIK returns the
   // nearest of them, the multiple-solution getPositionIK all of them.
@@ -121,7 +128,8 @@ private:
   bool search(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
               const std::vector<double>& consistency_limits, std::vector<double>& solution,
               const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
-              double seed_weight, unsigned attempts, std::vector<Candidate>* all = nullptr) const;
+              double seed_weight, unsigned attempts, std::vector<Candidate>* all = nullptr,
+              bool approximate = false) const;
   // One finite value per group joint.
   bool isSeed(const std::vector<double>& q) const;
   // Inside the group's limits and at the pose by the RobotModel's transforms.

@@ -51,11 +51,13 @@ public:
 
   // The accepted answers of the first attempt that has one (`attempts` 0: until `timeout` s),
   // `count` asked of the node each time; only the first unless `all`. Empty, with error_code
-  // saying why, when there is none.
+  // saying why, when there is none; `closest` (optional) then receives the node's answer
+  // closest to the pose where it gave one (NO_SOLUTION).
   std::vector<Answer> solve(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed, double timeout,
                             const std::vector<double>& consistency_limits, double seed_weight, unsigned attempts,
                             unsigned count, bool all, const Accept& accept,
-                            moveit_msgs::msg::MoveItErrorCodes& error_code) const;
+                            moveit_msgs::msg::MoveItErrorCodes& error_code,
+                            std::vector<double>* closest = nullptr) const;
   const std::string& service() const { return options_.service; }
 
 private:

@@ -37,7 +37,8 @@ class PoseSettings(ctypes.Structure):
     """loink_pose.h's loink_pose_settings."""
 
     _fields_ = [('prior_count', _INT), ('restarts', _INT), ('descents', _INT),
-                ('max_rounds', _INT), ('latent_count', _INT), ('network_for_poses', _INT),
+                ('max_rounds', _INT), ('continuation_rounds', _INT), ('latent_count', _INT),
+                ('network_for_poses', _INT),
                 ('inverse_max_iter', _INT), ('inverse_tol', _REAL), ('distinct', _REAL),
                 ('exact_position', _REAL), ('exact_rotation', _REAL), ('centre', _POINTER),
                 ('spread', _POINTER), ('task_rows', _POINTER), ('task_lower', _POINTER),

@@ -116,6 +116,10 @@ int loink_pose_continue(const double *target, int position_only, const double *f
   return 1;
 }
 
+/* A seed farther than this outside the joint limits (rad) is no continuation
+ * (continuation.SEED_MARGIN). */
+#define SEED_MARGIN 0.01
+
 /* The rule for a request with a seed (continuation.continuation_reach): it continues from the
  * seed when the seed's own pose lies within gate_position (m) and gate_rotation (rad) of the
  * target; each joint may then move reach_floor + per_metre d_p + per_radian d_r. Returns 0

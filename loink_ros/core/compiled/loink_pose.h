@@ -14,6 +14,7 @@ typedef struct {
   int restarts;               /* uniform starts per fallback round */
   int descents;               /* starts descended along the self-motion per batch */
   int max_rounds;             /* fallback rounds at most (the deadline usually ends them) */
+  int continuation_rounds;    /* ... of a continuation that failed: its seed's reach is small */
   int latent_count;           /* rows of `latents`: the network's starts (the first: z = 0) */
   int network_for_poses;      /* network starts for full poses too, not only position-only */
   int inverse_max_iter;       /* Newton cap of the network inverse, per layer */
@@ -69,9 +70,10 @@ int loink_ranked_fields(void);
 /* Where the request has a seed, no seed weight, and is a continuation (above): its answer
  * comes first (source LOINK_SOURCE_CONTINUATION) when it is valid and the caller accepts it,
  * the other answers following as below, at least `distinct` from it; otherwise the search
- * below runs within the seed's reach alone (an answer farther would be a jump), and where it
- * finds none, row 0 is the closest answer (the continuation's attempt, source
- * LOINK_SOURCE_CONTINUATION, unless the search came closer). Every attempt alike.
+ * below runs within the seed's reach alone (an answer farther would be a jump) for
+ * continuation_rounds rounds at most, and where it finds none, row 0 is the continuation's
+ * attempt (source LOINK_SOURCE_CONTINUATION): the answer nearest the seed on its branch, as
+ * soon as it is certain. Every attempt alike.
  * Up to request->count valid answers at least `distinct` apart, lowest objective first,
  * into q_out (count x n) and info (count x LOINK_RANKED_FIELDS); returns how many. 0: none
  * was valid by the deadline, and row 0 holds the answer closest to the pose. -1: the model

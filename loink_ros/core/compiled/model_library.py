@@ -22,7 +22,7 @@ from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime.model_file import ModelFile
 
 SOURCE = 'model_data.c'
-ABI = 3   # loink_model.h's LOINK_MODEL_ABI
+ABI = 4   # loink_model.h's LOINK_MODEL_ABI
 
 
 def identity(path: Path) -> str:
@@ -103,7 +103,7 @@ def model_source(model: ModelFile, problem: Problem, key: str) -> str:
         f' {problem.dim}, joint_names,',
         f'  {_string(problem.base_frame)}, {_string(problem.tip_frame)}, lower, upper,'
         f' {problem.tip_reach.hex()}, ints, reals,',
-        f'  {{{pose.prior_starts}, {pose.restarts}, {pose.descents}, {pose.max_rounds},'
+        f'  {{{pose.prior_starts}, {pose.restarts}, {pose.descents}, {pose.max_rounds}, {pose.continuation_rounds},'
         f' {len(pose.latents)}, {int(pose.network_for_poses)}, {solver._max_iter},'
         f' {solver._tol.hex()}, {DISTINCT.hex()}, {EXACT[0].hex()}, {EXACT[1].hex()},',
         f'   {centre}, spread, task_rows, task_lower, task_upper, latents,',

@@ -92,7 +92,9 @@ static void collect(const loink_pose_settings *s, ranked_state *st, int rows,
       memcpy(st->q_out + st->found * n, q, sizeof(double) * n);
       memcpy(st->info + st->found * LOINK_RANKED_FIELDS, row, sizeof row);
       if (++st->found == st->count) return;
-    } else if (!st->have_best || position + rotation < st->best_info[0] + st->best_info[1]) {
+    } else if (!st->have_best || (st->best_info[LOINK_RANKED_SOURCE] != LOINK_SOURCE_CONTINUATION &&
+                                  position + rotation < st->best_info[0] + st->best_info[1])) {
+      /* a failed continuation's own attempt stays the answer */
       memcpy(st->best_q, q, sizeof st->best_q);
       memcpy(st->best_info, row, sizeof row);
       st->have_best = 1;
@@ -104,10 +106,13 @@ static void collect(const loink_pose_settings *s, ranked_state *st, int rows,
  * first found where it is valid and the caller accepts it, else the closest answer so far, and
  * `box` (lower n, upper n) receives the request's bounds within the reach of the seed, where
  * its other answers must lie: an answer farther would be a jump. */
-static int continue_from_seed(const loink_pose_settings *s, ranked_state *st, double *box) {
+static int continue_from_seed(const loink_pose_settings *s, const network *net, ranked_state *st,
+                              double *box) {
   enum { n = LOINK_N };
   const loink_pose_request *req = st->req;
   double from[n], reach[n], q[n], info[CONTINUE_FIELDS];
+  for (int i = 0; i < n; i++)   /* farther outside the limits: no state of the arm */
+    if (req->seed[i] < net->lower[i] - SEED_MARGIN || req->seed[i] > net->upper[i] + SEED_MARGIN) return 0;
   memcpy(from, req->seed, sizeof from);
   clip(n, req->lower, req->upper, from);
   if (!continuation_reach(s, req->target, req->position_only, from, reach)) return 0;
@@ -201,16 +206,18 @@ int loink_pose_ranked(const int *ints, const double *reals, const loink_pose_set
   ranked_state st = {req, accept, context, req->count, 0, 0, 0, q_out, info, {0}, {0}};
   double box[2 * n];
   loink_pose_request within;
-  if (req->seed && weight == 0.0 && continue_from_seed(s, &st, box) && st.found == 0) {
+  int rounds = s->max_rounds;
+  if (req->seed && weight == 0.0 && continue_from_seed(s, &net, &st, box) && st.found == 0) {
     within = *req;   /* no continuation: the search, within the seed's reach alone */
     within.lower = box;
     within.upper = box + n;
     req = st.req = &within;
+    rounds = s->continuation_rounds;
   }
   if (st.found < st.count)
     collect(s, &st, first_starts(ints, reals, &net, s, req, weight, starts, sources), starts, sources);
   splitmix g = restart_stream(req->attempt);
-  for (int round = 0; round < s->max_rounds && st.found == 0; round++) {
+  for (int round = 0; round < rounds && st.found == 0; round++) {
     if (req->deadline > 0.0 && monotonic_now() >= req->deadline) break;
     for (int r = 0; r < s->restarts; r++) {
       for (int i = 0; i < n; i++)

@@ -53,6 +53,10 @@ from loink_ros.core.runtime.pose_refine import (
 
 # A seed's pose this near the target (m, rad) makes a request a continuation.
 GATE = (0.15, np.pi / 2)
+# A seed farther than this outside the joint limits (rad) is no state of the arm: no
+# continuation (closer, e.g. a measured state a hair past a limit, it is clipped). C:
+# continuation.c's SEED_MARGIN.
+SEED_MARGIN = 0.01
 # Each joint's reach on the way: a floor (rad), then rad per metre and per radian of the
 # seed's pose distance.
 REACH = (1e-3, 29.0, 8.0)

@@ -57,6 +57,7 @@ from loink_ros.core.problems.arms.kinematic_problem import KinematicProblem
 from loink_ros.core.problems.arms.rotation_chart import chart
 from loink_ros.core.runtime import continuation
 from loink_ros.core.runtime.continuation import (
+    SEED_MARGIN,
     Continued,
     continuation_reach,
     continue_pose,
@@ -90,6 +91,9 @@ RESTARTS = 8
 DESCENTS = 4
 # Fallback rounds, at most (a deadline usually ends them first).
 MAX_ROUNDS = 250
+# ... of a continuation that failed: the seed's reach is a small box, which the first batch
+# and these rounds cover, so the answer is certain at once instead of at the deadline.
+CONTINUATION_ROUNDS = 2
 # Ranked answers closer than this (rad, largest joint difference) count as the same answer.
 DISTINCT = 0.05
 # The stream of the fixed latent samples.
@@ -156,7 +160,7 @@ class PoseSolver:
         if prior_starts is None:
             prior_starts = PRIOR_STARTS if self.problem.dim > 6 else PRIOR_STARTS_WITHOUT_SELF_MOTION
         self.prior_starts, self.restarts, self.descents = prior_starts, restarts, descents
-        self.max_rounds = max_rounds
+        self.max_rounds, self.continuation_rounds = max_rounds, CONTINUATION_ROUNDS
         self.network_for_poses = network_for_poses or self.problem.is_pose
         z = SplitMix(LATENT_STREAM).normal_rows(np.ones(solver.model.latent_dim), latent_starts)
         self.latents = np.vstack([np.zeros((1, solver.model.latent_dim)), z])
@@ -180,7 +184,8 @@ class PoseSolver:
             (self.drift_velocity, np.float64))]
         spread, rows, task_lower, task_upper, latents, centre, velocity = self._arrays
         return PoseSettings(
-            self.prior_starts, self.restarts, self.descents, self.max_rounds, len(self.latents),
+            self.prior_starts, self.restarts, self.descents, self.max_rounds,
+            self.continuation_rounds, len(self.latents),
             int(self.network_for_poses), solver._max_iter, solver._tol, DISTINCT, EXACT[0],
             EXACT[1], centre.ctypes.data if self.centre is not None else None,
             spread.ctypes.data, rows.ctypes.data, task_lower.ctypes.data,
@@ -276,18 +281,18 @@ class PoseSolver:
         """The reference of loink_pose_ranked: the same starts, draws and ranking."""
         bounds = lower, upper
         continuation, tried = self._continued(request, lower, upper)
-        found, best = [], None
+        found, best, rounds = [], None, self.max_rounds
         if continuation is not None and continuation.reason is None:
             found = [continuation]
         elif continuation is not None:   # the search within the seed's reach alone
-            best = continuation
+            best, rounds = continuation, self.continuation_rounds
             lower, upper = self._within_reach(request, lower, upper)
         if len(found) < count:
             starts, sources = self._starts(request, lower, upper, attempt)
             found, best, tried = self._collect(starts, sources, request, lower, upper, count,
                                                best, tried, found)
         draws = restart_stream(attempt)
-        for _ in range(self.max_rounds):
+        for _ in range(rounds):
             if found or (request.deadline is not None and time.monotonic() >= request.deadline):
                 break
             starts = draws.uniform_rows(lower, upper, self.restarts)
@@ -299,12 +304,10 @@ class PoseSolver:
                    upper: np.ndarray) -> tuple[PoseAnswer | None, int]:
         """(the continuation's answer, which says why it is none when it is not valid, or
         None where the request is no continuation; starts refined)."""
-        if request.seed is None or self._weight(request) > 0.0:
+        rule = self._continuation(request, lower, upper)
+        if rule is None:
             return None, 0
-        start = np.clip(np.asarray(request.seed, float), lower, upper)
-        reach = continuation_reach(self.problem, request.target, start)
-        if reach is None:
-            return None, 0
+        start, reach = rule
         step = self.continue_from(start, request.target, reach, lower, upper, 0.0, True)
         reason = self._failure(step.q, step.position_error, step.rotation_error, request)
         if reason is None and not step.on_pose:
@@ -313,25 +316,36 @@ class PoseSolver:
         return PoseAnswer(step.q, cost, cost, step.position_error, step.rotation_error,
                           'continuation', 1, reason), 1
 
+    def _continuation(self, request: PoseRequest, lower: np.ndarray,
+                      upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(the seed clipped into the bounds, each joint's reach) where the request is a
+        continuation, else None: no seed, a seed weight, a seed farther than SEED_MARGIN
+        outside the limits (no state of the arm) or one whose pose is not beside the target."""
+        if request.seed is None or self._weight(request) > 0.0:
+            return None
+        seed, problem = np.asarray(request.seed, float), self.problem
+        if np.any(seed < problem.lower - SEED_MARGIN) or np.any(seed > problem.upper + SEED_MARGIN):
+            return None
+        start = np.clip(seed, lower, upper)
+        reach = continuation_reach(problem, request.target, start)
+        return None if reach is None else (start, reach)
+
     def _within_reach(self, request: PoseRequest, lower: np.ndarray,
                       upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """A continuation request's bounds within the seed's reach, else None."""
-        if request.seed is None or self._weight(request) > 0.0:
+        rule = self._continuation(request, lower, upper)
+        if rule is None:
             return None
-        start = np.clip(np.asarray(request.seed, float), lower, upper)
-        reach = continuation_reach(self.problem, request.target, start)
-        if reach is None:
-            return None
+        start, reach = rule
         return np.maximum(lower, start - reach), np.minimum(upper, start + reach)
 
     def _unanswered(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
                     best: PoseAnswer) -> PoseAnswer:
         """`best` of a request with no answer, its reason saying so for a continuation."""
-        if self._within_reach(request, lower, upper) is None:
+        rule = self._continuation(request, lower, upper)
+        if rule is None:
             return best
-        start = np.clip(np.asarray(request.seed, float), lower, upper)
-        reach = continuation_reach(self.problem, request.target, start)
-        best.reason = (f'the seed lies beside the pose and no answer lies within {reach[0]:.3g} '
+        best.reason = (f'the seed lies beside the pose and no answer lies within {rule[1][0]:.3g} '
                        f'rad a joint of it ({best.reason}); any other would be a jump')
         return best
 
@@ -427,8 +441,9 @@ class PoseSolver:
                 found.append(answer)
                 if len(found) == count:
                     break
-            elif best is None or position + rotation < best.position_error + best.rotation_error:
-                best = answer
+            elif best is None or (best.source != 'continuation' and position + rotation
+                                  < best.position_error + best.rotation_error):
+                best = answer   # a failed continuation's own attempt stays the answer
         return found, best, tried
 
     def _failure(self, q: np.ndarray, position: float, rotation: float,

@@ -12,8 +12,9 @@ the URDF's limits. Families:
 - rotations: the tip turned in place by 0.2-1 rad about random axes;
 - shapes: circles and squares of 10-30 cm in random planes through the start's tip, through
   the waypoints overload (a circle by 24 waypoints, a square by its corners);
-- servo: searchPositionIK at 100 Hz seeded with the previous answer (Servo's pose tracking)
-  along the pose stream bench's smooth paths (`loink bench stream`), the kinematics timeout.
+- servo: searchPositionIK at 100 Hz seeded with the previous answer, as MoveIt Servo's pose
+  tracking calls it (`return_approximate_solution`), along the pose stream bench's smooth
+  paths (`loink bench stream`), the kinematics timeout (Servo's: half its 10 ms period).
 
 Per plugin and family: paths completed (fraction 1), mean fraction, the largest joint step
 between consecutive states, paths with a jump (some joint moving more than JUMP rad between
