@@ -174,7 +174,6 @@ InProcessSolver::Outcome InProcessSolver::solve(const Eigen::Isometry3d& pose, c
       for (std::size_t k = 0; k < n; ++k)
         answer[to_model_[k]] = q[r * n + k];
       outcome.answers.push_back(std::move(answer));
-      outcome.costs.push_back(info[r * LOINK_RANKED_FIELDS + LOINK_RANKED_COST]);
     }
     if (found == 0)
     {

@@ -280,7 +280,7 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
                                    double timeout, const std::vector<double>& consistency_limits,
                                    std::vector<double>& solution, const IKCallbackFn& solution_callback,
                                    moveit_msgs::msg::MoveItErrorCodes& error_code, double seed_weight,
-                                   unsigned attempts, std::vector<Candidate>* all, bool approximate) const
+                                   unsigned attempts, std::vector<std::vector<double>>* all, bool approximate) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
   if (!validRequest(seed, consistency_limits, error_code))
@@ -305,10 +305,9 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
                                               accept, error_code, approximate ? &closest : nullptr);
   if (answers.empty())
     return approximately(ik_pose, closest, solution_callback, solution, error_code);
-  solution = answers.front().q;
+  solution = answers.front();
   if (all)
-    for (const auto& answer : answers)
-      all->push_back({ answer.q, answer.cost });
+    *all = answers;
   return true;
 }
 
@@ -395,13 +394,13 @@ bool LOInKKinematicsPlugin::approximately(const geometry_msgs::msg::Pose& ik_pos
   return true;
 }
 
-std::vector<LOInKKinematicsPlugin::Candidate>
+std::vector<std::vector<double>>
 LOInKKinematicsPlugin::candidates(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
                                   double timeout, const std::vector<double>& consistency_limits,
                                   const IKCallbackFn& solution_callback, bool& continued,
                                   moveit_msgs::msg::MoveItErrorCodes& error_code) const
 {
-  std::vector<Candidate> out;
+  std::vector<std::vector<double>> out;
   std::vector<double> first;
   continued = false;
   if (!inprocess_)
@@ -416,9 +415,7 @@ LOInKKinematicsPlugin::candidates(const geometry_msgs::msg::Pose& ik_pose, const
                        seed_consistency_, static_cast<unsigned>(solutions_per_call_), &outcome))
     return out;
   continued = outcome.continued;
-  for (std::size_t i = 0; i < outcome.answers.size(); ++i)
-    out.push_back({ outcome.answers[i], outcome.costs[i] });
-  return out;
+  return std::move(outcome.answers);
 }
 
 bool LOInKKinematicsPlugin::searchPositionIK(const std::vector<geometry_msgs::msg::Pose>& ik_poses,
@@ -442,13 +439,13 @@ bool LOInKKinematicsPlugin::searchPositionIK(const std::vector<geometry_msgs::ms
   moveit::core::RobotState state = context_state ? *context_state : moveit::core::RobotState(robot_model_);
   if (!context_state)
     state.setToDefaultValues();
-  const double reach = continued ? maxDifference(found.front().q, ik_seed_state) : 0.0;
+  const double reach = continued ? maxDifference(found.front(), ik_seed_state) : 0.0;
   double best = std::numeric_limits<double>::infinity();
-  for (const Candidate& candidate : found)
+  for (const auto& candidate : found)
   {
-    if (continued && maxDifference(candidate.q, ik_seed_state) > reach)
+    if (continued && maxDifference(candidate, ik_seed_state) > reach)
       continue;  // a jump away from the continuation
-    state.setJointGroupPositions(group_, candidate.q);
+    state.setJointGroupPositions(group_, candidate);
     state.update();
     // The caller's cost alone ranks (as pick_ik's and bio_ik's default weights do); the
     // candidates come cheapest first in the model's cost, which so breaks ties.
@@ -456,7 +453,7 @@ bool LOInKKinematicsPlugin::searchPositionIK(const std::vector<geometry_msgs::ms
     if (cost < best)
     {
       best = cost;
-      solution = candidate.q;
+      solution = candidate;
     }
   }
   error_code.val = moveit_msgs::msg::MoveItErrorCodes::SUCCESS;

@@ -132,16 +132,16 @@ bool ServiceSolver::firstRoundTrip(const geometry_msgs::msg::Pose& pose, const s
   return false;
 }
 
-std::vector<ServiceSolver::Answer> ServiceSolver::solve(const geometry_msgs::msg::Pose& pose,
-                                                        const std::vector<double>& seed, double timeout,
-                                                        const std::vector<double>& consistency_limits,
-                                                        double seed_weight, unsigned attempts, unsigned count,
-                                                        bool all, const Accept& accept,
-                                                        moveit_msgs::msg::MoveItErrorCodes& error_code,
-                                                        std::vector<double>* closest) const
+std::vector<std::vector<double>> ServiceSolver::solve(const geometry_msgs::msg::Pose& pose,
+                                                      const std::vector<double>& seed, double timeout,
+                                                      const std::vector<double>& consistency_limits,
+                                                      double seed_weight, unsigned attempts, unsigned count,
+                                                      bool all, const Accept& accept,
+                                                      moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                                      std::vector<double>* closest) const
 {
   using moveit_msgs::msg::MoveItErrorCodes;
-  std::vector<Answer> out;
+  std::vector<std::vector<double>> out;
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
   error_code.val = MoveItErrorCodes::NO_IK_SOLUTION;
@@ -195,7 +195,7 @@ std::vector<ServiceSolver::Answer> ServiceSolver::solve(const geometry_msgs::msg
       }
       if (!accept(q))
         continue;  // rejected: the next ranked answer
-      out.push_back({ q, answer.cost });
+      out.push_back(std::move(q));
       if (!all)
         break;
     }

@@ -41,7 +41,6 @@ public:
   struct Outcome
   {
     std::vector<std::vector<double>> answers;   // group order, lowest objective first
-    std::vector<double> costs;                  // the model's cost of each answer
     bool continued{ false };                    // a continuation: answers[0] continues from the
                                                 // seed, or there is no answer (no retry)
     bool unreachable{ false };                  // beyond the model's reach: answered at once

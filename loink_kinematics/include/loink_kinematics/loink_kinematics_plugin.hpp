@@ -108,18 +108,14 @@ private:
   // nearest of them, the multiple-solution getPositionIK all of them.
   std::vector<std::vector<double>> nearSeed(const geometry_msgs::msg::Pose& ik_pose,
                                             const std::vector<double>& seed) const;
-  // An answer and the model's cost of it.
-  struct Candidate
-  {
-    std::vector<double> q;
-    double cost;
-  };
-  // Every accepted answer of one search (in-process: one ranked call, the continuation first
-  // where there is one, `continued` set; service mode: the node's first answered attempt).
-  std::vector<Candidate> candidates(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
-                                    double timeout, const std::vector<double>& consistency_limits,
-                                    const IKCallbackFn& solution_callback, bool& continued,
-                                    moveit_msgs::msg::MoveItErrorCodes& error_code) const;
+  // Every accepted answer of one search, the model's cheapest first (in-process: one ranked
+  // call, the continuation first where there is one, `continued` set; service mode: the
+  // node's first answered attempt).
+  std::vector<std::vector<double>> candidates(const geometry_msgs::msg::Pose& ik_pose,
+                                              const std::vector<double>& seed, double timeout,
+                                              const std::vector<double>& consistency_limits,
+                                              const IKCallbackFn& solution_callback, bool& continued,
+                                              moveit_msgs::msg::MoveItErrorCodes& error_code) const;
   // Seed and consistency limits usable, else INVALID_ROBOT_STATE with a warning.
   bool validRequest(const std::vector<double>& seed, const std::vector<double>& consistency_limits,
                     moveit_msgs::msg::MoveItErrorCodes& error_code) const;
@@ -128,7 +124,7 @@ private:
   bool search(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
               const std::vector<double>& consistency_limits, std::vector<double>& solution,
               const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
-              double seed_weight, unsigned attempts, std::vector<Candidate>* all = nullptr,
+              double seed_weight, unsigned attempts, std::vector<std::vector<double>>* all = nullptr,
               bool approximate = false) const;
   // One finite value per group joint.
   bool isSeed(const std::vector<double>& q) const;

@@ -29,12 +29,6 @@ public:
     bool position_only{ false };
     int solutions_per_call{ 8 };
   };
-  // An answer in group order and the node's cost of it.
-  struct Answer
-  {
-    std::vector<double> q;
-    double cost;
-  };
   // accept(q): the caller's check (its forward kinematics, MoveIt's callback).
   using Accept = std::function<bool(const std::vector<double>&)>;
 
@@ -49,15 +43,16 @@ public:
   ServiceSolver(const ServiceSolver&) = delete;
   ServiceSolver& operator=(const ServiceSolver&) = delete;
 
-  // The accepted answers of the first attempt that has one (`attempts` 0: until `timeout` s),
-  // `count` asked of the node each time; only the first unless `all`. Empty, with error_code
-  // saying why, when there is none; `closest` (optional) then receives the node's answer
-  // closest to the pose where it gave one (NO_SOLUTION).
-  std::vector<Answer> solve(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed, double timeout,
-                            const std::vector<double>& consistency_limits, double seed_weight, unsigned attempts,
-                            unsigned count, bool all, const Accept& accept,
-                            moveit_msgs::msg::MoveItErrorCodes& error_code,
-                            std::vector<double>* closest = nullptr) const;
+  // The accepted answers (group order, the node's cheapest first) of the first attempt that
+  // has one (`attempts` 0: until `timeout` s), `count` asked of the node each time; only the
+  // first unless `all`. Empty, with error_code saying why, when there is none; `closest`
+  // (optional) then receives the node's answer closest to the pose where it gave one
+  // (NO_SOLUTION).
+  std::vector<std::vector<double>> solve(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed,
+                                         double timeout, const std::vector<double>& consistency_limits,
+                                         double seed_weight, unsigned attempts, unsigned count, bool all,
+                                         const Accept& accept, moveit_msgs::msg::MoveItErrorCodes& error_code,
+                                         std::vector<double>* closest = nullptr) const;
   const std::string& service() const { return options_.service; }
 
 private:

@@ -19,7 +19,8 @@ the URDF's limits. Families:
 Per plugin and family: paths completed (fraction 1), mean fraction, the largest joint step
 between consecutive states, paths with a jump (some joint moving more than JUMP rad between
 consecutive states, which lie at most 1 cm or 0.035 rad apart), the mean posture cost (the
-panda_full model's cost) over the states, and the time per path; the servo loop's flips (a
+panda_full model's cost) over the states, and the time per path (mean, median, p95; of all
+paths, of the completed ones and of the others); the servo loop's flips (a
 step of some joint beyond JUMP rad from the previous call's answer: another branch), its
 steps beyond FLIP_FACTOR x a joint's velocity limit x dt (`loink bench stream`'s flips; a
 Servo-like loop has no velocity limit of its own: MoveIt Servo limits the commands after IK),
@@ -201,7 +202,17 @@ def path_figures(problem, results: list[dict]) -> dict:
             'no_progress': float(np.mean(fractions <= 0.0)),
             'largest_joint_step_rad': float(max(steps)), 'paths_with_a_jump': jumps,
             'mean_posture_cost': float(np.mean(costs)),
-            'ms_per_path': {'mean': float(ms.mean()), 'median': float(np.median(ms))}}
+            'ms_per_path': times(ms),
+            'ms_per_completed_path': times(ms[completed]),
+            'ms_per_failed_path': times(ms[~completed])}
+
+
+def times(ms: np.ndarray) -> dict:
+    """Mean, median and p95 of some paths' times (ms); None where there is no path."""
+    if not len(ms):
+        return {'mean': None, 'median': None, 'p95': None}
+    return {'mean': float(ms.mean()), 'median': float(np.median(ms)),
+            'p95': float(np.percentile(ms, 95))}
 
 
 def servo_figures(problem, results: list[dict], starts: list[np.ndarray]) -> dict:
@@ -228,7 +239,8 @@ def ratios(loink: dict, kdl: dict) -> dict:
     return {'completed': loink['completed'] / max(kdl['completed'], 1e-12),
             'completed_without_a_jump': (loink['completed_without_a_jump']
                                          / max(kdl['completed_without_a_jump'], 1e-12)),
-            'ms_per_path_mean': loink['ms_per_path']['mean'] / kdl['ms_per_path']['mean']}
+            'ms_per_path_mean': loink['ms_per_path']['mean'] / kdl['ms_per_path']['mean'],
+            'ms_per_path_p95': loink['ms_per_path']['p95'] / kdl['ms_per_path']['p95']}
 
 
 def run(lines: int = 500, rotations: int = 200, shapes: int = 100, servo: int = 20) -> dict:
