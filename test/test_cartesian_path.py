@@ -11,7 +11,7 @@ from loink_ros.core.runtime.cartesian_path import BEAM, WIDE_BEAM, CartesianPlan
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.path_timing import CartesianSpeed, segment_peaks, time_path
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
-from loink_ros.core.runtime.pose_solver import PoseSolver
+from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools.bench.stream_paths import paths
 
@@ -110,8 +110,23 @@ def test_an_untimed_line_is_jump_free_and_within_its_jump_thresholds(panda):
     # A threshold below the steps the line needs: it stops before them, not beyond.
     stopped = panda.plan(PathRequest(poses, READY, jump=np.full(problem.dim, 0.8 * largest)))
     assert 1 < stopped.reached == len(stopped.q) < len(poses) and 'without a jump' in stopped.reason
+    assert f'pose {stopped.reached} is reachable on its own' in stopped.reason   # the step bound stops it
     assert np.abs(np.diff(stopped.q, axis=0)).max() <= 0.8 * largest + 1e-12
     assert_on_target(problem, stopped.q, poses)
+
+
+def test_a_plan_stopped_by_an_unreachable_pose_says_so(panda):
+    """A line out along x until its tool-down pose cannot be held (inside the certified reach):
+    the plan stops there, and the reason says that pose is unreachable even on its own, as a
+    longer search of it alone confirms."""
+    import time
+    problem = panda.problem
+    poses = line(problem, READY, np.array([0.6, 0.0, 0.0]))
+    plan = panda.plan(PathRequest(poses, READY))
+    assert 1 < plan.reached < len(poses), plan.reason
+    assert f'pose {plan.reached} is unreachable' in plan.reason
+    alone = panda.pose_solver.solve(PoseRequest(poses[plan.reached], deadline=time.monotonic() + 0.5))
+    assert not alone.success
 
 
 def test_a_free_start_is_chosen_among_the_first_poses_answers(panda):

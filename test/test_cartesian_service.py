@@ -109,7 +109,10 @@ def test_a_path_that_leaves_the_reach_gets_its_valid_prefix(node, panda):
     for row in q:   # every point on the vertical line, up from the start
         position, _ = panda.tip_pose(row)
         assert np.linalg.norm(position[:2] - start[:2]) <= 1e-5 and position[2] >= start[2] - 1e-9
-    assert 'fraction' in node.process.output()
+    # Why it stops, in the code's message and the log: the pose beyond what the arm reaches.
+    message = response.error_code.message
+    assert message.startswith(f'fraction {response.fraction:.3f}: pose ') and 'reach' in message, message
+    assert message in node.process.output()
 
 
 def test_a_path_through_a_wrist_singularity_has_no_jump(node, panda):
@@ -143,6 +146,7 @@ def test_jump_thresholds_are_honoured(node, panda):
     capped = plan(node, request(panda, [[0, 0, 0.1]], revolute_jump_threshold=0.8 * largest))
     q, _, _ = points(capped)
     assert capped.fraction < 1.0 and np.abs(np.diff(q, axis=0)).max() <= 0.8 * largest + 1e-9
+    assert 'is reachable on its own' in capped.error_code.message   # the threshold stops it
     # MoveIt's relative check: cut before the first step above 1.1 x the whole path's mean.
     mean = np.abs(np.diff(points(whole)[0], axis=0)).sum(axis=1).mean()
     relative = plan(node, request(panda, [[0, 0, 0.1]], jump_threshold=1.1))

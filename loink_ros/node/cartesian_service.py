@@ -46,13 +46,19 @@ class CartesianPathService:
 
     def compute_cartesian_path(self, request: GetCartesianPath.Request,
                                response: GetCartesianPath.Response) -> GetCartesianPath.Response:
-        """Plan, or answer the MoveIt error code that says why not."""
+        """Plan, or answer the MoveIt error code that says why not; a plan that stops short
+        (fraction < 1) is SUCCESS with the reason as the code's message."""
         response.start_state = request.start_state
-        response.error_code = answered('compute_cartesian_path', lambda: self.answer(request, response),
+        stopped = []
+        response.error_code = answered('compute_cartesian_path',
+                                       lambda: stopped.append(self.answer(request, response)),
                                        self.logger, self.stats)
+        if stopped and stopped[0] is not None:
+            response.error_code.message = stopped[0]
         return response
 
-    def answer(self, request: GetCartesianPath.Request, response: GetCartesianPath.Response) -> None:
+    def answer(self, request: GetCartesianPath.Request, response: GetCartesianPath.Response) -> str | None:
+        """Fill the response; returns why the plan stops short, or None."""
         settings = self.settings()
         self.check(request, settings)
         link = request.link_name or self.links.tip
@@ -80,9 +86,11 @@ class CartesianPathService:
         # The state the path starts at: the given, the measured or the chosen one.
         response.start_state = RobotState(joint_state=JointState(name=list(self.joint_names),
                                                                  position=q[0].tolist()))
-        if reason is not None:
-            self.logger.info(f'compute_cartesian_path: fraction {response.fraction:.3f}: {reason}')
         response.solution = self.trajectory(q, request)
+        if reason is None:
+            return None
+        self.logger.info(f'compute_cartesian_path: fraction {response.fraction:.3f}: {reason}')
+        return f'fraction {response.fraction:.3f}: {reason}'
 
     def check(self, request: GetCartesianPath.Request, settings: Settings) -> None:
         """Group, links, frame, numbers and constraints must be usable."""

@@ -39,6 +39,7 @@ velocity limits at a timed path's timing; every configuration lies inside the li
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +63,8 @@ START_TOLERANCE = 1e-6
 EXPLORE_SHARES = (0.45, 0.9)
 # A lagging pose's added value: it outweighs any cost along a path.
 LAG = 1e6
+# A pose the plan stops at is searched on its own this long (s), to say why it stopped.
+ALONE_TIMEOUT_S = 0.05
 # MoveIt's MaxEEFStep(step): rotations are stepped at 3.5 x the translation step (rad per m).
 ROTATION_STEP_PER_METRE = 3.5
 
@@ -281,12 +284,21 @@ class CartesianPlanner:
         return float(np.linalg.norm(target.position)) > self.problem.tip_reach
 
     def _why(self, request: PathRequest, k: int) -> str:
-        """Why pose k is not reached: beyond the certified reach, in time, or without a jump."""
-        if self._beyond_reach(request.poses[k]):
+        """Why pose k is not reached: beyond the certified reach; no configuration reaches it
+        at all (a goal search of ALONE_TIMEOUT_S); or reachable alone, but not from pose
+        k - 1 in time or without a jump (a reconfiguration, or a posture the search lost)."""
+        pose = request.poses[k]
+        if self._beyond_reach(pose):
             return f'pose {k} lies beyond the arm\'s reach'
-        if request.times is not None:
-            return f'no configuration reaches pose {k} within the velocity limits'
-        return f'no configuration reaches pose {k} without a jump from pose {k - 1}'
+        alone = self.pose_solver.solve(PoseRequest(pose, avoid_collisions=request.avoid_collisions,
+                                                   deadline=time.monotonic() + ALONE_TIMEOUT_S))
+        if not alone.success:
+            return (f'pose {k} is unreachable: no configuration reaches it, even on its own '
+                    f'({ALONE_TIMEOUT_S:g} s search; the best: {alone.reason})')
+        step = 'within the velocity limits' if request.times is not None else 'without a jump'
+        return (f'pose {k} is reachable on its own, but no configuration reaches it {step} '
+                f'from pose {k - 1}: the path needs a reconfiguration there, or a posture the '
+                'search did not keep')
 
     def _empty(self, reason: str) -> PathPlan:
         n = self.problem.dim
