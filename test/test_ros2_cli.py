@@ -163,22 +163,16 @@ def stop(node: Background, line: str) -> None:
     assert code == 0 and 'Traceback' not in node.output(), f'{line}\n{node.output()}'
 
 
-def test_printed_param_set_line_works_on_a_just_started_daemon(tmp_path):
-    """The printed `ros2 param set` line, run the moment the node is up, with no ros2 daemon
-    running before it: the daemon it starts has not yet discovered the node, and ros2cli's
-    default 1 s wait once answered 'Node not found' there."""
-    subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=30)
-    line = ('ros2 run loink_ros loink_node --ros-args --params-file '
-            '"$(ros2 pkg prefix --share loink_ros)/config/planar3.yaml" -r __ns:=/fresh_daemon')
-    node = Background(line, tmp_path / 'node.log')
+@pytest.mark.parametrize('model', MODELS)
+def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
+    line = (f'ros2 run loink_ros loink_node --ros-args --params-file '
+            f'"$(ros2 pkg prefix --share loink_ros)/config/{model}.yaml" -r __ns:=/printed_{model}')
+    node, name = start(line, tmp_path)
     try:
-        assert node.wait_for('call it with:', SERVE_TIMEOUT), node.output()
-        param_set = next(example for example in printed_examples(usage(node))
-                         if example.startswith('ros2 param set '))
-        assert '--timeout' in param_set
-        result = subprocess.run(param_set, shell=True, cwd=REPO, capture_output=True,
-                                text=True, timeout=CALL_TIMEOUT)
-        assert 'Set parameter successful' in result.stdout, f'{param_set}\n{result.stdout}'
+        examples = EXAMPLES[name]
+        assert len(examples) >= 4 and all(name in example for example in examples), examples
+        run_calls(examples, name, tmp_path)
+        assert 'is no solution' not in node.output(), node.output()
     finally:
         stop(node, line)
 
@@ -190,8 +184,7 @@ DOCUMENTS = [path for path in [REPO / 'README.md', *sorted((REPO / 'docs').glob(
 
 
 @pytest.mark.parametrize('document', DOCUMENTS, ids=lambda p: p.name)
-def test_every_documented_ros2_line_works(document, tmp_path, printed):
-    """Each document's lines in order (the models' printed examples run meanwhile)."""
+def test_every_documented_ros2_line_works(document, tmp_path):
     lines = documented_lines(document)
     node = name = started = None
     calls: list[str] = []   # of the latest start line, run before the next one
@@ -224,30 +217,21 @@ def ros_domain():
     subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=30)
 
 
-def printed_run(model: str, tmp_path: Path) -> None:
-    """`ros2 run` the model's node as the README shows, then every example it prints."""
-    line = (f'ros2 run loink_ros loink_node --ros-args --params-file '
-            f'"$(ros2 pkg prefix --share loink_ros)/config/{model}.yaml" -r __ns:=/printed_{model}')
-    node, name = start(line, tmp_path)
+def test_printed_param_set_line_works_on_a_just_started_daemon(tmp_path):
+    """The printed `ros2 param set` line, run the moment the node is up, with no ros2 daemon
+    running before it: the daemon it starts has not yet discovered the node, and ros2cli's
+    default 1 s wait once answered 'Node not found' there."""
+    subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=30)
+    line = ('ros2 run loink_ros loink_node --ros-args --params-file '
+            '"$(ros2 pkg prefix --share loink_ros)/config/planar3.yaml" -r __ns:=/fresh_daemon')
+    node = Background(line, tmp_path / 'node.log')
     try:
-        examples = EXAMPLES[name]
-        assert len(examples) >= 4 and all(name in example for example in examples), examples
-        run_calls(examples, name, tmp_path)
-        assert 'is no solution' not in node.output(), node.output()
+        assert node.wait_for('call it with:', SERVE_TIMEOUT), node.output()
+        param_set = next(example for example in printed_examples(usage(node))
+                         if example.startswith('ros2 param set '))
+        assert '--timeout' in param_set
+        result = subprocess.run(param_set, shell=True, cwd=REPO, capture_output=True,
+                                text=True, timeout=CALL_TIMEOUT)
+        assert 'Set parameter successful' in result.stdout, f'{param_set}\n{result.stdout}'
     finally:
         stop(node, line)
-
-
-@pytest.fixture(scope='module')
-def printed(tmp_path_factory):
-    """Each model's printed_run, one after the other in a thread of their own, beside the
-    documents' lines (the documents' nodes have other names): {model: its outcome}."""
-    pool = ThreadPoolExecutor(max_workers=1)
-    yield {model: pool.submit(printed_run, model, tmp_path_factory.mktemp(f'printed_{model}'))
-           for model in MODELS}
-    pool.shutdown(wait=True)
-
-
-@pytest.mark.parametrize('model', MODELS)
-def test_ros2_run_serves_and_every_printed_example_succeeds(model, printed):
-    printed[model].result(timeout=600)
