@@ -291,13 +291,7 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
   // Ranked alternatives only for a callback that may reject answers, or for all of them.
   const unsigned count = solution_callback || all ? static_cast<unsigned>(std::max(1, solutions_per_call_)) : 1;
   const ServiceSolver::Accept accept = [&](const std::vector<double>& q) {
-    if (!checked(q, ik_pose))
-      return false;
-    if (!solution_callback)
-      return true;
-    moveit_msgs::msg::MoveItErrorCodes verdict;
-    solution_callback(ik_pose, q, verdict);
-    return verdict.val == MoveItErrorCodes::SUCCESS;
+    return checked(q, ik_pose) && callbackAccepts(solution_callback, ik_pose, q);
   };
   std::vector<double> closest;
   const auto answers = service_solver_->solve(ik_pose, seed, timeout > 0.0 ? timeout : default_timeout_,
@@ -352,13 +346,7 @@ bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_p
     upper[i] = std::min(upper[i], seed[i] + consistency_limits[i]);
   }
   const InProcessSolver::Accept accept = [&](const std::vector<double>& q) {
-    if (!checked(q, ik_pose))
-      return false;
-    if (!solution_callback)
-      return true;
-    moveit_msgs::msg::MoveItErrorCodes verdict;
-    solution_callback(ik_pose, q, verdict);
-    return verdict.val == MoveItErrorCodes::SUCCESS;
+    return checked(q, ik_pose) && callbackAccepts(solution_callback, ik_pose, q);
   };
   InProcessSolver::Outcome outcome =
       inprocess_->solve(toEigen(ik_pose), seed, seed_weight, lower, upper, deadline, count, accept);
@@ -380,18 +368,21 @@ bool LOInKKinematicsPlugin::approximately(const geometry_msgs::msg::Pose& ik_pos
                                           const IKCallbackFn& solution_callback, std::vector<double>& solution,
                                           moveit_msgs::msg::MoveItErrorCodes& error_code) const
 {
-  if (closest.empty())
+  if (closest.empty() || !callbackAccepts(solution_callback, ik_pose, closest))
     return false;
-  if (solution_callback)
-  {
-    moveit_msgs::msg::MoveItErrorCodes verdict;
-    solution_callback(ik_pose, closest, verdict);
-    if (verdict.val != moveit_msgs::msg::MoveItErrorCodes::SUCCESS)
-      return false;
-  }
   solution = closest;
   error_code.val = moveit_msgs::msg::MoveItErrorCodes::SUCCESS;
   return true;
+}
+
+bool LOInKKinematicsPlugin::callbackAccepts(const IKCallbackFn& solution_callback,
+                                            const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& q)
+{
+  if (!solution_callback)
+    return true;
+  moveit_msgs::msg::MoveItErrorCodes verdict;
+  solution_callback(ik_pose, q, verdict);
+  return verdict.val == moveit_msgs::msg::MoveItErrorCodes::SUCCESS;
 }
 
 std::vector<std::vector<double>>

@@ -128,6 +128,9 @@ private:
               bool approximate = false) const;
   // One finite value per group joint.
   bool isSeed(const std::vector<double>& q) const;
+  // MoveIt's solution callback accepts q (SUCCESS), or there is none.
+  static bool callbackAccepts(const IKCallbackFn& solution_callback, const geometry_msgs::msg::Pose& ik_pose,
+                              const std::vector<double>& q);
   // Inside the group's limits and at the pose by the RobotModel's transforms.
   bool checked(const std::vector<double>& q, const geometry_msgs::msg::Pose& ik_pose) const;
   Eigen::Isometry3d linkTransform(const std::vector<double>& q, const moveit::core::LinkModel* link) const;

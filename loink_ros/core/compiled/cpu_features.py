@@ -2,11 +2,12 @@
 
 Building for this CPU's vector units makes the solve about 20 % faster, but a library built
 so on one CPU dies with SIGILL on a CPU that lacks one of its instructions (a
-workstation's AVX-512 library on a robot computer). So every library holds `loink_cpu_missing`, compiled without those
-features, which asks this CPU (CPUID, through GCC's `__builtin_cpu_supports`) for each of
-them; the loaders (CompiledKernel, the MoveIt plugin) call it before any other function
-and refuse a library this CPU cannot run. Where the features cannot be listed and checked
-(not x86-64, or a compiler without `-Q --help=target`), libraries are built portable."""
+workstation's AVX-512 library on a robot computer). So every library holds
+`loink_cpu_missing`, compiled without those features, which asks this CPU (CPUID, through
+GCC's `__builtin_cpu_supports`) for each of them; the loaders (CompiledKernel, the MoveIt
+plugin) call it before any other function and refuse a library this CPU cannot run. Where
+the features cannot be listed and checked (not x86-64, or a compiler without `-Q
+--help=target`), libraries are built portable."""
 
 from __future__ import annotations
 

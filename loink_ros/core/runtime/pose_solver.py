@@ -274,19 +274,20 @@ class PoseSolver:
                                       float(rotation), source, result.tried, reason))
         if result.found:
             return answers, None, result.tried
-        return [], self._unanswered(request, lower, upper, answers[0]), result.tried
+        return [], self._unanswered(answers[0], self._continuation(request, lower, upper)), result.tried
 
     def _ranked_numpy(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
                       count: int, attempt: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
         """The reference of loink_pose_ranked: the same starts, draws and ranking."""
-        bounds = lower, upper
-        continuation, tried = self._continued(request, lower, upper)
-        found, best, rounds = [], None, self.max_rounds
+        rule = self._continuation(request, lower, upper)
+        continuation = None if rule is None else self._continued(request, rule, lower, upper)
+        found, best, rounds, tried = [], None, self.max_rounds, int(continuation is not None)
         if continuation is not None and continuation.reason is None:
             found = [continuation]
         elif continuation is not None:   # the search within the seed's reach alone
+            start, reach = rule
             best, rounds = continuation, self.continuation_rounds
-            lower, upper = self._within_reach(request, lower, upper)
+            lower, upper = np.maximum(lower, start - reach), np.minimum(upper, start + reach)
         if len(found) < count:
             starts, sources = self._starts(request, lower, upper, attempt)
             found, best, tried = self._collect(starts, sources, request, lower, upper, count,
@@ -298,15 +299,12 @@ class PoseSolver:
             starts = draws.uniform_rows(lower, upper, self.restarts)
             found, best, tried = self._collect(starts, ['restart'] * self.restarts, request,
                                                lower, upper, count, best, tried)
-        return found, None if found else self._unanswered(request, bounds[0], bounds[1], best), tried
+        return found, None if found else self._unanswered(best, rule), tried
 
-    def _continued(self, request: PoseRequest, lower: np.ndarray,
-                   upper: np.ndarray) -> tuple[PoseAnswer | None, int]:
-        """(the continuation's answer, which says why it is none when it is not valid, or
-        None where the request is no continuation; starts refined)."""
-        rule = self._continuation(request, lower, upper)
-        if rule is None:
-            return None, 0
+    def _continued(self, request: PoseRequest, rule: tuple[np.ndarray, np.ndarray],
+                   lower: np.ndarray, upper: np.ndarray) -> PoseAnswer:
+        """The continuation's answer from the rule's (start, reach), which says why it is none
+        when it is not valid."""
         start, reach = rule
         step = self.continue_from(start, request.target, reach, lower, upper, 0.0, True)
         reason = self._failure(step.q, step.position_error, step.rotation_error, request)
@@ -314,7 +312,7 @@ class PoseSolver:
             reason = 'not on the pose'
         cost = float(self.problem.cost(step.q)[0])
         return PoseAnswer(step.q, cost, cost, step.position_error, step.rotation_error,
-                          'continuation', 1, reason), 1
+                          'continuation', 1, reason)
 
     def _continuation(self, request: PoseRequest, lower: np.ndarray,
                       upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -330,19 +328,10 @@ class PoseSolver:
         reach = continuation_reach(problem, request.target, start)
         return None if reach is None else (start, reach)
 
-    def _within_reach(self, request: PoseRequest, lower: np.ndarray,
-                      upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """A continuation request's bounds within the seed's reach, else None."""
-        rule = self._continuation(request, lower, upper)
-        if rule is None:
-            return None
-        start, reach = rule
-        return np.maximum(lower, start - reach), np.minimum(upper, start + reach)
-
-    def _unanswered(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
-                    best: PoseAnswer) -> PoseAnswer:
-        """`best` of a request with no answer, its reason saying so for a continuation."""
-        rule = self._continuation(request, lower, upper)
+    @staticmethod
+    def _unanswered(best: PoseAnswer, rule: tuple[np.ndarray, np.ndarray] | None) -> PoseAnswer:
+        """`best` of a request with no answer, its reason saying so for a continuation (`rule`:
+        _continuation's)."""
         if rule is None:
             return best
         best.reason = (f'the seed lies beside the pose and no answer lies within {rule[1][0]:.3g} '
