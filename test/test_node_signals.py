@@ -60,15 +60,15 @@ def test_idle_signal_exits_0(number):
         calls.close()
 
 
-def under_load(number: int, trial: int) -> None:
-    """A node hammered by CLIENTS clients, signalled after 50 + 10 trial answers (the
-    moment varies with the trial)."""
-    process, calls = started(f'signal_load{trial}')
+@pytest.mark.parametrize('number,trial', [(signal.SIGTERM, k) for k in range(8)]
+                         + [(signal.SIGINT, k) for k in range(3)])
+def test_signal_under_load_exits_0(number, trial):
+    process, calls = started('signal_load')
     stop, answered = threading.Event(), []
     threads = hammer(process, calls, stop, answered)
     try:
         deadline = time.monotonic() + 10.0
-        while len(answered) < 50 + 10 * trial:
+        while len(answered) < 50 + 10 * trial:   # vary the moment of the signal
             assert time.monotonic() < deadline, 'the load did not get going'
             time.sleep(0.005)
         stop_and_check(process, number)
@@ -77,16 +77,6 @@ def under_load(number: int, trial: int) -> None:
         for thread in threads:
             thread.join(timeout=5.0)
         calls.close()
-
-
-# Two trials at once, two nodes under load side by side: 11 trials in the time of 6.
-@pytest.mark.parametrize('number,trials', [(signal.SIGTERM, (k, k + 1)) for k in range(0, 8, 2)]
-                         + [(signal.SIGINT, (0, 1)), (signal.SIGINT, (2,))])
-def test_signal_under_load_exits_0(number, trials):
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(len(trials)) as pool:
-        for outcome in [pool.submit(under_load, number, trial) for trial in trials]:
-            outcome.result()
 
 
 def test_a_burst_of_signals_still_exits_0():
