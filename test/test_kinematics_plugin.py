@@ -22,6 +22,7 @@ EXPECTED = {
     'Plugin.ForwardKinematicsAgreesWithPinocchio', 'Plugin.ReachablePosesSucceedInsideTheLimits',
     'Plugin.GetPositionIKAnswersNearTheSeed', 'Plugin.GetPositionIKGivesBackASeedThatSolvesThePose',
     'Plugin.ConsistencyLimitsBoundTheAnswer', 'Plugin.AFailedContinuationAnswersAtOnceOrApproximately',
+    'Plugin.AnApproximateCallMovesFromItsSeed',
     'Plugin.PositionOnlyIKLeavesTheOrientationFree',
     'Plugin.UnreachablePoseGivesNoSolutionWithinTheTimeout',
     'Plugin.TheTimeoutIsHonouredForReachablePosesToo',

@@ -165,7 +165,8 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
     """kernel.c's loink_pose_ranked (starts, draws, ranking, fallback rounds) against the
     numpy orchestration on the same compiled refinement: the same answers, bit for bit, in
     every mode (full pose and position only, seed-consistent, narrowed bounds, collision
-    checks, continuations, fresh attempts, several answers), with latent starts too."""
+    checks, continuations, approximate requests, fresh attempts, several answers), with latent
+    starts too."""
     solver = pose_solver(name)
     assert solver.kernel is not None, solver.solver.runtime_note
     with_latents = PoseSolver(solver.solver, latent_starts=4)
@@ -181,7 +182,8 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
         for options in ({}, {'avoid_collisions': True}, {'seed': seed, 'seed_weight': 10.0},
                         {'lower': q - 0.3, 'upper': q + 0.3}, {'seed': beside},
                         {'seed': beside, 'avoid_collisions': True}, {'seed': outside},
-                        {'seed': beside, **pinned(q, problem)}):
+                        {'seed': beside, **pinned(q, problem)}, {'seed': seed, 'approximate': True},
+                        {'seed': beside, 'approximate': True, **pinned(q, problem)}):
             for goal in (target, PoseTarget(target.position, target.rotation, True)):
                 request = PoseRequest(goal, **options)
                 for pose_solver_, count, attempt in ((solver, 1, 0), (solver, 4, 2),
@@ -197,7 +199,7 @@ def test_the_compiled_ranked_solve_is_its_reference_step_for_step(name):
                         assert (c.reason, c.starts) == (r.reason, tried)
                         assert c.cost == pytest.approx(r.cost, rel=1e-12)
                     checked += 1
-    assert checked == 6 * 8 * 2 * 3
+    assert checked == 6 * 10 * 2 * 3
 
 
 def pinned(q: np.ndarray, problem) -> dict:
@@ -226,6 +228,35 @@ def test_a_continuation_that_fails_says_so_at_once(runtime):
         assert answer.source == 'continuation'
         assert answer.starts == 1 + solver.prior_starts + CONTINUATION_ROUNDS * solver.restarts
         assert elapsed < 0.2 * timeout, elapsed
+
+
+@pytest.mark.parametrize('runtime', ['compiled', 'numpy'])
+def test_an_approximate_request_moves_from_its_seed_whatever_the_distance(runtime):
+    """MoveIt's return_approximate_solution (Servo, RViz's approximate marker): a seed far
+    from the pose (past the gate, where a plain request gets the cost-optimal answer) is
+    continued, no joint moving more than APPROXIMATE_CAP, no farther from the pose than the
+    seed, at once (one start: no search); a seed beside the pose reaches it exactly."""
+    from loink_ros.core.runtime.continuation import APPROXIMATE_CAP, GATE
+    solver = pose_solver('panda_full', runtime)
+    problem, rng = solver.problem, np.random.default_rng(38)
+    optimal_elsewhere = exact = 0
+    for q in problem.sample_collision_free(6, rng):
+        far = moved(problem, q, rng, 0.3, 0.2)
+        assert np.linalg.norm(pose_error(problem, q, far)[:3]) > GATE[0]
+        answer = solver.solve(PoseRequest(far, seed=q, approximate=True, deadline=time.monotonic() + 5.0))
+        assert answer.source == 'continuation' and answer.starts == 1
+        assert np.abs(answer.q - q).max() <= APPROXIMATE_CAP + 1e-12
+        assert np.all(answer.q >= problem.lower) and np.all(answer.q <= problem.upper)
+        before, after = pose_error(problem, q, far), pose_error(problem, answer.q, far)
+        assert after @ after <= before @ before
+        plain = solver.solve(PoseRequest(far, seed=q))
+        optimal_elsewhere += plain.success and np.abs(plain.q - q).max() > APPROXIMATE_CAP
+        near = moved(problem, q, rng, 0.005, 0.01)
+        step = solver.solve(PoseRequest(near, seed=q, approximate=True))
+        exact += step.success and step.source == 'continuation'
+        if step.success:
+            assert_valid(problem, step, near)
+    assert optimal_elsewhere >= 4 and exact >= 5
 
 
 def test_a_seed_outside_the_limits_is_no_continuation(panda):

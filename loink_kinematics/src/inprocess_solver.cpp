@@ -131,7 +131,7 @@ std::unique_ptr<InProcessSolver> InProcessSolver::create(const moveit::core::Joi
 InProcessSolver::Outcome InProcessSolver::solve(const Eigen::Isometry3d& pose, const std::vector<double>& seed,
                                                 double seed_weight, const std::vector<double>& lower,
                                                 const std::vector<double>& upper, double deadline, unsigned count,
-                                                const Accept& accept) const
+                                                const Accept& accept, bool approximate) const
 {
   Outcome outcome;
   const Eigen::Isometry3d target = base_offset_.inverse() * pose * tip_offset_;
@@ -161,7 +161,7 @@ InProcessSolver::Outcome InProcessSolver::solve(const Eigen::Isometry3d& pose, c
   count = std::max(1u, count);
   loink_pose_request request{ flat, position_only_, static_cast<int>(count), 0, lo.data(), hi.data(),
                               seed_model.data(), seed_weight,
-                              position_tolerance_, orientation_tolerance_, deadline };
+                              position_tolerance_, orientation_tolerance_, deadline, approximate ? 1 : 0 };
   AcceptContext context{ &to_model_, &accept, std::vector<double>(n) };
   std::vector<double> q(count * n), info(count * LOINK_RANKED_FIELDS);
   int tried = 0;

@@ -349,7 +349,7 @@ bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_p
     return checked(q, ik_pose) && callbackAccepts(solution_callback, ik_pose, q);
   };
   InProcessSolver::Outcome outcome =
-      inprocess_->solve(toEigen(ik_pose), seed, seed_weight, lower, upper, deadline, count, accept);
+      inprocess_->solve(toEigen(ik_pose), seed, seed_weight, lower, upper, deadline, count, accept, approximate);
   if (outcome.answers.empty())
   {
     // Certain (beyond reach, no configuration in the bounds): no solution; else out of time.

@@ -165,7 +165,8 @@ std::vector<std::vector<double>> ServiceSolver::solve(const geometry_msgs::msg::
     }
     // The node's own deadline comes first, so that its answer arrives before ours.
     auto future = client_->async_send_request(request(pose, seed, consistency_limits, seed_weight, attempt, count,
-                                                      NODE_SHARE * seconds(deadline - Clock::now())));
+                                                      NODE_SHARE * seconds(deadline - Clock::now()),
+                                                      closest != nullptr));
     if (future.wait_until(deadline + GRACE) != std::future_status::ready)
     {
       client_->remove_pending_request(future);
@@ -212,7 +213,7 @@ std::vector<std::vector<double>> ServiceSolver::solve(const geometry_msgs::msg::
 ServiceSolver::SolvePose::Request::SharedPtr
 ServiceSolver::request(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed,
                        const std::vector<double>& consistency_limits, double seed_weight, unsigned attempt,
-                       unsigned count, double remaining) const
+                       unsigned count, double remaining, bool approximate) const
 {
   auto req = std::make_shared<SolvePose::Request>();
   req->pose.header.frame_id = options_.base_frame;
@@ -222,6 +223,7 @@ ServiceSolver::request(const geometry_msgs::msg::Pose& pose, const std::vector<d
   req->seed.name = options_.joint_names;
   req->seed.position = seed;
   req->seed_weight = seed_weight;
+  req->approximate = approximate;
   if (!consistency_limits.empty())
     for (std::size_t i = 0; i < seed.size(); ++i)
     {

@@ -14,8 +14,8 @@
 //                                                 previous answer (the start state first)
 // Paths: max step 1 cm (MaxEEFStep(0.01): 0.035 rad), MoveIt's default CartesianPrecision (1 mm,
 // 0.01 rad), no validity callback. Prints one JSON object a case: kind, fraction (paths), the
-// wall time, and the states (paths: the trajectory's group joints; servo: each answer, and
-// each call's ms and code).
+// wall time, and the states (paths: the trajectory's group joints and each IK call's ms and
+// code, as the interpolator made them; servo: each answer, and each call's ms and code).
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -29,6 +29,7 @@
 
 #include "loink_kinematics/pose_conversion.hpp"
 #include "robot_model_files.hpp"
+#include "timed_kinematics.hpp"
 
 namespace
 {
@@ -118,9 +119,11 @@ int main(int argc, char** argv)
     std::cerr << plugin << " did not initialize\n";
     return 2;
   }
-  // What the kinematics plugin loader does for move_group: the group's solver and timeout.
+  // What the kinematics plugin loader does for move_group: the group's solver and timeout
+  // (the solver timed from outside).
+  const auto timed = std::make_shared<loink_kinematics::TimedKinematics>(solver);
   auto* writable = const_cast<moveit::core::JointModelGroup*>(group);
-  writable->setSolverAllocators([solver](const moveit::core::JointModelGroup*) { return solver; });
+  writable->setSolverAllocators([timed](const moveit::core::JointModelGroup*) { return timed; });
   writable->setDefaultIKTimeout(timeout);
   const moveit::core::LinkModel* link = model->getLinkModel(tip);
   const std::size_t n = group->getVariableCount();
@@ -214,7 +217,13 @@ int main(int argc, char** argv)
         path[k]->copyJointGroupPositions(group, values);
         out << (k ? ", " : "") << json(values);
       }
-      out << "]";
+      std::vector<double> call_ms, codes;
+      for (const auto& call : timed->take())
+      {
+        call_ms.push_back(call.ms);
+        codes.push_back(call.code);
+      }
+      out << "], \"call_ms\": " << json(call_ms) << ", \"codes\": " << json(codes);
     }
     std::cout << out.str() << ", \"ms\": " << ms(began) << "}" << std::endl;
   }

@@ -288,6 +288,32 @@ TEST(InProcess, AFailedContinuationAnswersAtOnceOrApproximately)
   }
 }
 
+// Servo's call shape (the current state as the seed, half its period as the timeout,
+// return_approximate_solution) with a pose 20 cm away (past the 0.15 m within which a plain
+// call continues): the answer moves from the seed, no joint by more than 0.25 rad, nearer the
+// pose.
+TEST(InProcess, AnApproximateCallMovesFromItsSeed)
+{
+  kinematics::KinematicsQueryOptions servo;
+  servo.return_approximate_solution = true;
+  for (std::size_t k = 0; k < 5; ++k)
+  {
+    const Reference& r = world->references[k];
+    Pose far = poseOf(r.q);
+    far.position.z += 0.2;
+    std::vector<double> q;
+    MoveItErrorCodes code;
+    ASSERT_TRUE(world->solver->searchPositionIK(far, r.q, 0.005, q, code, servo));
+    EXPECT_EQ(code.val, MoveItErrorCodes::SUCCESS);
+    EXPECT_LE(largestDifference(q, r.q), 0.25 + 1e-12);
+    const auto goal = loink_kinematics::toEigen(far);
+    const auto distance = [&](const std::vector<double>& at) {
+      return (loink_kinematics::toEigen(poseOf(at)).translation() - goal.translation()).norm();
+    };
+    EXPECT_LT(distance(q), distance(r.q));
+  }
+}
+
 // MoveIt's cost-function overload (setFromIK's cost_function): a caller's cost that charges
 // the cheapest answer, however little (its scale is the caller's), gets another valid one; a
 // seed beside the pose still gets no jump.

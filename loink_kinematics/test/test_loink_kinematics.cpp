@@ -369,6 +369,28 @@ TEST(Plugin, AFailedContinuationAnswersAtOnceOrApproximately)
   }
 }
 
+// Servo's call shape through the node (SolvePose's `approximate`): a pose 20 cm from the seed
+// gets an answer that moves from the seed, no joint by more than 0.25 rad, nearer the pose.
+TEST(Plugin, AnApproximateCallMovesFromItsSeed)
+{
+  kinematics::KinematicsQueryOptions servo;
+  servo.return_approximate_solution = true;
+  for (std::size_t k = 0; k < 3; ++k)
+  {
+    const Reference& r = world->references[k];
+    Pose far = fk(r.q);
+    far.position.z += 0.2;
+    std::vector<double> solution;
+    MoveItErrorCodes code;
+    ASSERT_TRUE(world->solver->searchPositionIK(far, r.q, 0.05, solution, code, servo)) << code.val;
+    ASSERT_EQ(solution.size(), r.q.size());
+    EXPECT_TRUE(inLimits(solution));
+    for (std::size_t i = 0; i < r.q.size(); ++i)
+      EXPECT_LE(std::abs(solution[i] - r.q[i]), 0.25 + 1e-9);
+    EXPECT_LT(poseError(fk(solution), far).first, poseError(fk(r.q), far).first);
+  }
+}
+
 TEST(Plugin, PositionOnlyIKLeavesTheOrientationFree)
 {
   auto solver = initialized(nodeWith("position_only_node", { { "robot_description_kinematics.panda_arm."

@@ -101,7 +101,8 @@ class PoseService:
             raise SolverError(ErrorCode.POSE_UNREACHABLE, unreachable)
         return PoseRequest(target, seed, weight, lower, upper,
                            began + timeout, avoid,
-                           (settings.task_tolerance, settings.rotation_tolerance)), count
+                           (settings.task_tolerance, settings.rotation_tolerance),
+                           request.approximate), count
 
     def joint_range(self, request: SolvePose.Request) -> tuple[np.ndarray | None, ...]:
         """The request's joint_lower / joint_upper, checked (None, None when absent)."""

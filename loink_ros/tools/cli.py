@@ -227,7 +227,8 @@ def cmd_bench(args) -> None:
     if args.target == 'moveit-cartesian':
         from loink_ros.tools.bench import moveit_cartesian
         tasks = args.tasks or moveit_cartesian.DEFAULT_LINES
-        _emit(moveit_cartesian.run(tasks, 2 * tasks // 5, tasks // 5, args.servo_paths), args.json)
+        _emit(moveit_cartesian.run(tasks, 2 * tasks // 5, tasks // 5, args.servo_paths,
+                                   args.model or 'panda_full', args.seed or moveit_cartesian.SEED), args.json)
         return
     from loink_ros.tools.bench import magneto as bench_magneto
     from loink_ros.tools.bench import magneto_verify
@@ -481,7 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
                    'moveit-plugin: panda or xarm7 (its model)')
     p.add_argument('--ikflow', type=Path, help='hsa: the IKFlow model to compare (ONNX + JSON stem)')
     p.add_argument('--model', help='model to bench (default: the shipped one); moveit-plugin: '
-                   'a model .json in place of --robot\'s (e.g. one `loink robot train` wrote)')
+                   'a model .json in place of --robot\'s (e.g. one `loink robot train` wrote); '
+                   'moveit-cartesian: the arm\'s model (default panda_full: moveit_resources\' '
+                   'Panda; another model: its own URDF, the chain as the group)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
                    '2000 requests per client count for node; imports: 20 processes per module; '
                    'pose: 10000 poses; moveit-plugin: 10000 poses; stream: 200 smooth '
@@ -509,7 +512,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--velocity-share', type=float,
                    help='stream: the share of its velocity limit that the fastest joint of a '
                    'path reaches (default 0.9)')
-    p.add_argument('--seed', type=int, help='targets seed (default 12345; pose, moveit-plugin: 20261201)')
+    p.add_argument('--seed', type=int, help='targets seed (default 12345; pose, moveit-plugin: 20261201; '
+                   'moveit-cartesian: 20261205)')
     p.add_argument('--json', metavar='FILE')
     p.set_defaults(func=cmd_bench)
 

@@ -51,10 +51,12 @@ public:
   // Up to `count` accepted answers for the tip pose (base frame), by `deadline` (a
   // CLOCK_MONOTONIC time in seconds): the ranked answers of one call, then fresh attempts
   // while none is accepted and time is left. `lower`/`upper` bound the joints (group order).
-  // With seed_weight 0, a seed beside the pose is continued first, or not answered (loink_pose.h).
+  // With seed_weight 0, a seed beside the pose is continued first, or not answered (loink_pose.h);
+  // `approximate` (return_approximate_solution): any seed in the limits is continued, and where
+  // that fails, `closest` is the continuation's attempt at once.
   Outcome solve(const Eigen::Isometry3d& pose, const std::vector<double>& seed, double seed_weight,
                 const std::vector<double>& lower, const std::vector<double>& upper, double deadline,
-                unsigned count, const Accept& accept) const;
+                unsigned count, const Accept& accept, bool approximate = false) const;
 
   const ModelLibrary& library() const { return *library_; }
   // The group's bounds intersected with the model's limits, group order.

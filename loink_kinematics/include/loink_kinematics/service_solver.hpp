@@ -46,8 +46,8 @@ public:
   // The accepted answers (group order, the node's cheapest first) of the first attempt that
   // has one (`attempts` 0: until `timeout` s), `count` asked of the node each time; only the
   // first unless `all`. Empty, with error_code saying why, when there is none; `closest`
-  // (optional) then receives the node's answer closest to the pose where it gave one
-  // (NO_SOLUTION).
+  // (optional: an approximate request, SolvePose's `approximate`) then receives the node's
+  // answer closest to the pose where it gave one (NO_SOLUTION).
   std::vector<std::vector<double>> solve(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed,
                                          double timeout, const std::vector<double>& consistency_limits,
                                          double seed_weight, unsigned attempts, unsigned count, bool all,
@@ -61,7 +61,8 @@ private:
   ServiceSolver() = default;
   SolvePose::Request::SharedPtr request(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed,
                                         const std::vector<double>& consistency_limits, double seed_weight,
-                                        unsigned attempt, unsigned count, double remaining) const;
+                                        unsigned attempt, unsigned count, double remaining,
+                                        bool approximate = false) const;
   // One answered request before any caller's (resent every RESEND until `until`); false if
   // none came.
   bool firstRoundTrip(const geometry_msgs::msg::Pose& pose, const std::vector<double>& seed,

@@ -53,7 +53,7 @@ class PoseQuery(ctypes.Structure):
     _fields_ = [('target', _POINTER), ('position_only', _INT), ('count', _INT),
                 ('attempt', _INT), ('lower', _POINTER), ('upper', _POINTER), ('seed', _POINTER),
                 ('seed_weight', _REAL), ('tol_position', _REAL), ('tol_rotation', _REAL),
-                ('deadline', _REAL)]
+                ('deadline', _REAL), ('approximate', _INT)]
 
 
 class ContinueSettings(ctypes.Structure):

@@ -5,6 +5,7 @@
 
 #define REACH_GRID 1048576.0   /* 2^20: continuation.REACH_GRID */
 #define REACH_CAP 1.5707963267948966   /* continuation.REACH_CAP: pi / 2 */
+#define APPROXIMATE_CAP 0.25            /* continuation.APPROXIMATE_CAP */
 
 /* loink_pose_continue's info fields. */
 enum { CONTINUE_POSITION_ERROR, CONTINUE_ROTATION_ERROR, CONTINUE_DRIFTED, CONTINUE_FIELDS };
@@ -90,8 +91,20 @@ int loink_pose_continue(const double *target, int position_only, const double *f
   pose_errors(e, pp.rows, &info[CONTINUE_POSITION_ERROR], &info[CONTINUE_ROTATION_ERROR]);
   info[CONTINUE_DRIFTED] = 0.0;
   if (info[CONTINUE_POSITION_ERROR] > how->exact_position ||
-      info[CONTINUE_ROTATION_ERROR] > how->exact_rotation)
+      info[CONTINUE_ROTATION_ERROR] > how->exact_rotation) {
+    /* Off the pose: no farther from it than the start (Newton from a far pose can overshoot,
+     * and an approximate answer that did would swing back and forth from call to call). */
+    double start[n], at_start[POSE_AND_JACOBIAN], e_start[6], end = 0.0;
+    memcpy(start, from, sizeof start);
+    clip(n, bounds, bounds + n, start);
+    problem_pose_jacobian(start, at_start);
+    for (int r = 0; r < pp.rows; r++) end += e[r] * e[r];
+    if (pose_error(&pp, at_start, e_start) <= end) {
+      memcpy(q_out, start, sizeof start);
+      pose_errors(e_start, pp.rows, &info[CONTINUE_POSITION_ERROR], &info[CONTINUE_ROTATION_ERROR]);
+    }
     return 0;
+  }
   /* Drift: down the cost along the self-motion, within the drift box around the answer. */
   double tracked[n], drift[2 * n], time = 0.0;
   memcpy(tracked, q_out, sizeof tracked);
@@ -122,21 +135,23 @@ int loink_pose_continue(const double *target, int position_only, const double *f
 
 /* The rule for a request with a seed (continuation.continuation_reach): it continues from the
  * seed when the seed's own pose lies within gate_position (m) and gate_rotation (rad) of the
- * target; each joint may then move reach_floor + per_metre d_p + per_radian d_r. Returns 0
+ * target (an approximate one: wherever it lies); each joint may then move reach_floor +
+ * per_metre d_p + per_radian d_r, at most REACH_CAP (approximate: APPROXIMATE_CAP). Returns 0
  * (reach unset) for a request that is no continuation. */
 static int continuation_reach(const loink_pose_settings *s, const double *target,
-                              int position_only, const double *seed, double *reach) {
+                              int position_only, const double *seed, int approximate, double *reach) {
   double both[POSE_AND_JACOBIAN], e[6], position, rotation;
   pose_problem pp = {target, target + 3, position_only ? 3 : 6, NULL, NULL, NULL, 0.0, 0.0, 0.0, 0.0};
   problem_pose_jacobian(seed, both);
   pose_error(&pp, both, e);
   pose_errors(e, pp.rows, &position, &rotation);
-  if (!(position <= s->continuation_gate[0] && rotation <= s->continuation_gate[1])) return 0;
+  if (!approximate && !(position <= s->continuation_gate[0] && rotation <= s->continuation_gate[1]))
+    return 0;
   /* On a grid of 2^-20 rad, so that the reach is the numpy reference's bit for bit though the
    * pose distance differs from Pinocchio's by rounding. */
   const double box = fmin(floor((s->continuation_reach[0] + s->continuation_reach[1] * position +
                                  s->continuation_reach[2] * rotation) * REACH_GRID) / REACH_GRID,
-                           REACH_CAP);
+                           approximate ? APPROXIMATE_CAP : REACH_CAP);
   for (int i = 0; i < LOINK_N; i++) reach[i] = box;
   return 1;
 }

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 /* Raised whenever loink_model_data or loink_pose.h change. */
-#define LOINK_MODEL_ABI 4
+#define LOINK_MODEL_ABI 5
 
 typedef struct {
   int abi;                          /* LOINK_MODEL_ABI of the build */

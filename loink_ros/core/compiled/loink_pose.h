@@ -54,6 +54,10 @@ typedef struct {
   double tol_position;        /* a solution's largest pose error (m, rad) */
   double tol_rotation;
   double deadline;            /* CLOCK_MONOTONIC seconds; <= 0: max_rounds rounds */
+  int approximate;            /* 1 (MoveIt's return_approximate_solution: Servo): with a seed
+                                 within the limits, the continuation alone (each joint within
+                                 0.25 rad), whatever the seed's distance from the pose, and no
+                                 search where it fails */
 } loink_pose_request;
 
 /* The caller's own check of an answer within the tolerances (its forward kinematics, a
@@ -73,7 +77,8 @@ int loink_ranked_fields(void);
  * below runs within the seed's reach alone (an answer farther would be a jump) for
  * continuation_rounds rounds at most, and where it finds none, row 0 is the continuation's
  * attempt (source LOINK_SOURCE_CONTINUATION): the answer nearest the seed on its branch, as
- * soon as it is certain. Every attempt alike.
+ * soon as it is certain. An approximate request skips that search: row 0 is the attempt at
+ * once. Every attempt alike.
  * Up to request->count valid answers at least `distinct` apart, lowest objective first,
  * into q_out (count x n) and info (count x LOINK_RANKED_FIELDS); returns how many. 0: none
  * was valid by the deadline, and row 0 holds the answer closest to the pose. -1: the model

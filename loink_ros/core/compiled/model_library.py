@@ -22,7 +22,7 @@ from loink_ros.core.problems.problem import Problem
 from loink_ros.core.runtime.model_file import ModelFile
 
 SOURCE = 'model_data.c'
-ABI = 4   # loink_model.h's LOINK_MODEL_ABI
+ABI = 5   # loink_model.h's LOINK_MODEL_ABI
 
 
 def identity(path: Path) -> str:

@@ -115,7 +115,7 @@ static int continue_from_seed(const loink_pose_settings *s, const network *net, 
     if (req->seed[i] < net->lower[i] - SEED_MARGIN || req->seed[i] > net->upper[i] + SEED_MARGIN) return 0;
   memcpy(from, req->seed, sizeof from);
   clip(n, req->lower, req->upper, from);
-  if (!continuation_reach(s, req->target, req->position_only, from, reach)) return 0;
+  if (!continuation_reach(s, req->target, req->position_only, from, req->approximate, reach)) return 0;
   for (int i = 0; i < n; i++) {
     box[i] = fmax(req->lower[i], from[i] - reach[i]);
     box[n + i] = fmin(req->upper[i], from[i] + reach[i]);
@@ -207,14 +207,16 @@ int loink_pose_ranked(const int *ints, const double *reals, const loink_pose_set
   double box[2 * n];
   loink_pose_request within;
   int rounds = s->max_rounds;
+  int searched = 1;
   if (req->seed && weight == 0.0 && continue_from_seed(s, &net, &st, box) && st.found == 0) {
     within = *req;   /* no continuation: the search, within the seed's reach alone */
     within.lower = box;
     within.upper = box + n;
     req = st.req = &within;
-    rounds = s->continuation_rounds;
+    rounds = req->approximate ? 0 : s->continuation_rounds;
+    searched = !req->approximate;   /* approximate: the continuation's attempt at once */
   }
-  if (st.found < st.count)
+  if (searched && st.found < st.count)
     collect(s, &st, first_starts(ints, reals, &net, s, req, weight, starts, sources), starts, sources);
   splitmix g = restart_stream(req->attempt);
   for (int round = 0; round < rounds && st.found == 0; round++) {

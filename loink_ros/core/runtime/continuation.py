@@ -33,7 +33,11 @@ practice; 1 cm steps of the Panda need more than 29 rad per metre only near sing
 answer is the continuation, or where it fails (a limit or a singularity in the way) the
 solver's search within that reach alone, or none: never an answer farther (a jump). Random
 seeds (goal sampling) lie almost never within GATE of their target, and get the cost-optimal
-answer.
+answer. An approximate request (MoveIt's return_approximate_solution: Servo, RViz's
+approximate marker) moves the arm from its seed whatever the distance: it is a continuation
+without the gate, each joint within APPROXIMATE_CAP, and where the step does not reach the
+pose its answer is the step's own (never farther from the pose than the seed), at once,
+without the search.
 """
 
 from __future__ import annotations
@@ -64,6 +68,10 @@ REACH_GRID = 2.0 ** 20
 # No joint turns more than a quarter turn in a continuation: the box, 2 REACH_CAP wide, stays
 # short of a full turn, so Newton never wraps a joint by 2 pi to the same posture.
 REACH_CAP = np.pi / 2
+# An approximate request's reach at most (rad): its caller (Servo, RViz's approximate marker)
+# moves the arm from the seed, and a step past it would be a jump, however far the pose
+# (below the 0.3 rad jump of MoveIt's Cartesian-path practice).
+APPROXIMATE_CAP = 0.25
 # The drift's share of a stream's reach, and of a request's step.
 DRIFT_SHARE = 0.5
 STEP_DRIFT_SHARE = 0.25
@@ -85,10 +93,13 @@ class Continued:
 
 
 def continuation_reach(problem: KinematicProblem, target: PoseTarget,
-                       seed: np.ndarray) -> np.ndarray | None:
-    """Each joint's reach (n,) when a request seeded at `seed` is a continuation, else None."""
+                       seed: np.ndarray, approximate: bool = False) -> np.ndarray | None:
+    """Each joint's reach (n,) when a request seeded at `seed` is a continuation (an
+    approximate one: wherever the seed's pose lies, at most APPROXIMATE_CAP), else None."""
     error = pose_error(problem, seed, target)
     position, rotation = float(np.linalg.norm(error[:3])), float(np.linalg.norm(error[3:]))
+    if approximate:
+        return np.full(problem.dim, min(step_reach(position, rotation), APPROXIMATE_CAP))
     if not (position <= GATE[0] and rotation <= GATE[1]):
         return None
     return np.full(problem.dim, step_reach(position, rotation))
@@ -116,6 +127,13 @@ def continue_pose(problem: KinematicProblem, target: PoseTarget, start: np.ndarr
                            max_step=0.5 * float(np.max(reach)))
     position, rotation = float(np.linalg.norm(error[:3])), float(np.linalg.norm(error[3:]))
     if not (position <= exact[0] and rotation <= exact[1]):
+        # Off the pose: no farther from it than the start (Newton from a far pose can
+        # overshoot, and an approximate answer that did would swing from call to call).
+        held = np.clip(start, lower, upper)
+        held_error = pose_error(problem, held, target)
+        if held_error @ held_error <= error @ error:
+            q = held
+            position, rotation = float(np.linalg.norm(held_error[:3])), float(np.linalg.norm(held_error[3:]))
         return Continued(q, position, rotation, False, False)
     if velocity is None:
         width = DRIFT_SHARE * reach

@@ -120,6 +120,9 @@ class PoseRequest:
     deadline: float | None = None          # time.monotonic(); None: the solver's max_rounds
     avoid_collisions: bool = False
     tolerance: tuple[float, float] = TOLERANCE   # largest pose error of a solution (m, rad)
+    # MoveIt's return_approximate_solution (Servo): with a seed inside the limits, the
+    # continuation alone, wherever the seed's pose lies, and its attempt at once where it fails.
+    approximate: bool = False
 
 
 @dataclass
@@ -250,7 +253,8 @@ class PoseSolver:
         query = PoseQuery(flat.ctypes.data, int(target.position_only), count, attempt,
                           lower.ctypes.data, upper.ctypes.data,
                           None if seed is None else seed.ctypes.data, float(request.seed_weight),
-                          request.tolerance[0], request.tolerance[1], request.deadline or 0.0)
+                          request.tolerance[0], request.tolerance[1], request.deadline or 0.0,
+                          int(request.approximate))
         errors, n = [], self.problem.dim
 
         def accept(_context, q_pointer) -> int:
@@ -274,7 +278,8 @@ class PoseSolver:
                                       float(rotation), source, result.tried, reason))
         if result.found:
             return answers, None, result.tried
-        return [], self._unanswered(answers[0], self._continuation(request, lower, upper)), result.tried
+        rule = self._continuation(request, lower, upper)
+        return [], self._unanswered(answers[0], rule, request.approximate), result.tried
 
     def _ranked_numpy(self, request: PoseRequest, lower: np.ndarray, upper: np.ndarray,
                       count: int, attempt: int) -> tuple[list[PoseAnswer], PoseAnswer | None, int]:
@@ -284,6 +289,8 @@ class PoseSolver:
         found, best, rounds, tried = [], None, self.max_rounds, int(continuation is not None)
         if continuation is not None and continuation.reason is None:
             found = [continuation]
+        elif continuation is not None and request.approximate:   # its attempt, at once
+            return [], self._unanswered(continuation, rule, True), 1
         elif continuation is not None:   # the search within the seed's reach alone
             start, reach = rule
             best, rounds = continuation, self.continuation_rounds
@@ -299,7 +306,7 @@ class PoseSolver:
             starts = draws.uniform_rows(lower, upper, self.restarts)
             found, best, tried = self._collect(starts, ['restart'] * self.restarts, request,
                                                lower, upper, count, best, tried)
-        return found, None if found else self._unanswered(best, rule), tried
+        return found, None if found else self._unanswered(best, rule, request.approximate), tried
 
     def _continued(self, request: PoseRequest, rule: tuple[np.ndarray, np.ndarray],
                    lower: np.ndarray, upper: np.ndarray) -> PoseAnswer:
@@ -318,21 +325,26 @@ class PoseSolver:
                       upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """(the seed clipped into the bounds, each joint's reach) where the request is a
         continuation, else None: no seed, a seed weight, a seed farther than SEED_MARGIN
-        outside the limits (no state of the arm) or one whose pose is not beside the target."""
+        outside the limits (no state of the arm) or, unless the request is approximate, one
+        whose pose is not beside the target."""
         if request.seed is None or self._weight(request) > 0.0:
             return None
         seed, problem = np.asarray(request.seed, float), self.problem
         if np.any(seed < problem.lower - SEED_MARGIN) or np.any(seed > problem.upper + SEED_MARGIN):
             return None
         start = np.clip(seed, lower, upper)
-        reach = continuation_reach(problem, request.target, start)
+        reach = continuation_reach(problem, request.target, start, request.approximate)
         return None if reach is None else (start, reach)
 
     @staticmethod
-    def _unanswered(best: PoseAnswer, rule: tuple[np.ndarray, np.ndarray] | None) -> PoseAnswer:
+    def _unanswered(best: PoseAnswer, rule: tuple[np.ndarray, np.ndarray] | None,
+                    approximate: bool = False) -> PoseAnswer:
         """`best` of a request with no answer, its reason saying so for a continuation (`rule`:
         _continuation's)."""
         if rule is None:
+            return best
+        if approximate:
+            best.reason = f'the continuation from the seed stops short of the pose ({best.reason})'
             return best
         best.reason = (f'the seed lies beside the pose and no answer lies within {rule[1][0]:.3g} '
                        f'rad a joint of it ({best.reason}); any other would be a jump')

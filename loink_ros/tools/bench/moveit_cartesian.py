@@ -2,7 +2,8 @@
 LOInK (the shipped config/kinematics.yaml) against KDL on the same paths in the same run.
 
 bench_cartesian_kinematics (loink_kinematics/test) loads each plugin by pluginlib on
-moveit_resources' Panda (panda_arm, tip panda_link8) and runs moveit_core's
+moveit_resources' Panda (panda_arm, tip panda_link8; `--model panda_full`, the default) or on
+another model's own URDF with a group of its chain (`arm`), and runs moveit_core's
 CartesianInterpolator::computeCartesianPath, what move_group's compute_cartesian_path service
 and MoveGroupInterface::computeCartesianPath run: each waypoint's IK seeded with the previous
 state, one attempt, the joint-space midpoints checked against the Cartesian ones (MoveIt's
@@ -20,7 +21,9 @@ Per plugin and family: paths completed (fraction 1), mean fraction, the largest 
 between consecutive states, paths with a jump (some joint moving more than JUMP rad between
 consecutive states, which lie at most 1 cm or 0.035 rad apart), the mean posture cost (the
 panda_full model's cost) over the states, and the time per path (mean, median, p95; of all
-paths, of the completed ones and of the others); the servo loop's flips (a
+paths, of the completed ones and of the others), the time per IK call by its error code (the
+interpolator's calls, timed from outside the plugin: what a call that ends NO_IK_SOLUTION or
+TIMED_OUT costs against the timeout); the servo loop's flips (a
 step of some joint beyond JUMP rad from the previous call's answer: another branch), its
 steps beyond FLIP_FACTOR x a joint's velocity limit x dt (`loink bench stream`'s flips; a
 Servo-like loop has no velocity limit of its own: MoveIt Servo limits the commands after IK),
@@ -204,7 +207,28 @@ def path_figures(problem, results: list[dict]) -> dict:
             'mean_posture_cost': float(np.mean(costs)),
             'ms_per_path': times(ms),
             'ms_per_completed_path': times(ms[completed]),
-            'ms_per_failed_path': times(ms[~completed])}
+            'ms_per_failed_path': times(ms[~completed]),
+            'ms_per_ik_call': call_times(results)}
+
+
+def call_times(results: list[dict]) -> dict:
+    """The interpolator's IK calls, by MoveIt error code: how many, and their mean, median, p95
+    and largest time (ms)."""
+    ms = np.concatenate([r['call_ms'] for r in results]) if results else np.zeros(0)
+    codes = np.concatenate([r['codes'] for r in results]).astype(int) if results else np.zeros(0, int)
+    out = {}
+    for code in sorted(set(codes.tolist()), reverse=True):
+        chosen = ms[codes == code]
+        out[_error_name(code)] = {
+            'calls': int(len(chosen)), **times(chosen), 'max': float(chosen.max())}
+    return out
+
+
+def _error_name(code: int) -> str:
+    from moveit_msgs.msg import MoveItErrorCodes
+    names = {getattr(MoveItErrorCodes, n): n for n in dir(MoveItErrorCodes)
+             if n.isupper() and isinstance(getattr(MoveItErrorCodes, n), int)}
+    return names.get(code, str(code))
 
 
 def times(ms: np.ndarray) -> dict:
@@ -243,20 +267,23 @@ def ratios(loink: dict, kdl: dict) -> dict:
             'ms_per_path_p95': loink['ms_per_path']['p95'] / kdl['ms_per_path']['p95']}
 
 
-def run(lines: int = 500, rotations: int = 200, shapes: int = 100, servo: int = 20) -> dict:
-    robot = panda()
-    model = load_model(str(robot.model))
-    problem = problem_for_model(model)
-    build_library(model, problem)   # as `loink moveit-library panda_full`
-    families = cases(robot, lines, rotations, shapes)
-    servo_lines, servo_starts = servo_cases(robot, servo)
-    plugins = {'loink': ('loink_kinematics/LOInKKinematicsPlugin', loink_parameters(robot.model)),
-               'kdl': (KDL, kdl_parameters())}
-    out = {'robot': 'moveit_resources panda, panda_arm, tip panda_link8',
-           'kinematics_yaml': loink_parameters(Path(robot.model.name)),
-           'load_average_before': load_average(), 'families': {}, 'servo': {}}
-    began = time.perf_counter()
+def run(lines: int = 500, rotations: int = 200, shapes: int = 100, servo: int = 20,
+        model_name: str = 'panda_full', seed: int = SEED) -> dict:
+    """Both plugins on the same paths of `model_name`'s arm (`arm`), the paths drawn from `seed`."""
     with TemporaryDirectory() as folder:
+        robot = arm(model_name, Path(folder))
+        model = load_model(str(robot.model))
+        problem = problem_for_model(model)
+        build_library(model, problem)   # as `loink moveit-library MODEL`
+        families = cases(robot, lines, rotations, shapes, seed)
+        servo_lines, servo_starts = servo_cases(robot, servo, seed)
+        plugins = {'loink': ('loink_kinematics/LOInKKinematicsPlugin', loink_parameters(robot.model)),
+                   'kdl': (KDL, kdl_parameters())}
+        out = {'robot': f'{robot.urdf.name}, group {robot.group}, tip {robot.tip}',
+               'model': Path(model_name).name, 'seed': seed,
+               'kinematics_yaml': loink_parameters(Path(robot.model.name)),
+               'load_average_before': load_average(), 'families': {}, 'servo': {}}
+        began = time.perf_counter()
         for name, (plugin, parameters) in plugins.items():
             every = [line for family in FAMILIES for line in families[family]]
             results = run_plugin(robot, plugin, parameters, every, Path(folder))
