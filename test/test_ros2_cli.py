@@ -5,8 +5,10 @@ A start line (`ros2 launch ...`, `ros2 run ...`) must bring up a node that serve
 call line after it in the same document (`ros2 service call`, `ros2 topic pub/echo`,
 `ros2 param set`) goes to the node that the latest start line brought up, and must succeed.
 """
+import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -57,9 +59,23 @@ def solution_topic(node: str) -> str:
     return f'{node}/joint_solution'
 
 
+def run_line(line: str) -> subprocess.CompletedProcess:
+    """A documented shell line in a process group of its own, killed whole at CALL_TIMEOUT: a
+    ros2 process the shell started would otherwise outlive the kill, hold the pipes open (run()
+    waiting on them for ever) and load the tests after it."""
+    with subprocess.Popen(line, shell=True, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as process:
+        try:
+            out, err = process.communicate(timeout=CALL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+            raise subprocess.TimeoutExpired(line, CALL_TIMEOUT, out, err) from None
+    return subprocess.CompletedProcess(line, process.returncode, out, err)
+
+
 def run_standalone(line: str) -> None:
-    result = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
-                            timeout=CALL_TIMEOUT)
+    result = run_line(line)
     assert result.returncode == 0 and result.stdout.strip(), f'{line}\n{result.stderr}'
     if line.startswith('ros2 pkg executables loink_ros'):
         assert 'loink_ros loink_node' in result.stdout, result.stdout
@@ -68,8 +84,7 @@ def run_standalone(line: str) -> None:
 def run_call(line: str, node: str, tmp_path: Path) -> None:
     """Run one call line against the node named `node`; assert it did what it says."""
     if line.startswith('ros2 service call '):
-        result = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
-                                timeout=CALL_TIMEOUT)
+        result = run_line(line)
         assert result.returncode == 0 and 'response:' in result.stdout, line + result.stderr
         if '/compute_ik ' in line:
             assert 'MoveItErrorCodes(val=1,' in result.stdout, f'{line}\n{result.stdout}'
@@ -81,8 +96,7 @@ def run_call(line: str, node: str, tmp_path: Path) -> None:
             assert 'success=True, error_code=0' in result.stdout, f'{line}\n{result.stdout}'
     elif line.startswith('ros2 param set '):
         wait_until_listed(node)
-        result = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
-                                timeout=CALL_TIMEOUT)
+        result = run_line(line)
         assert 'Set parameter successful' in result.stdout, f'{line}\n{result.stdout}'
     elif line.startswith('ros2 topic pub '):
         # Verbatim it publishes until stopped: a solution must come back meanwhile.
@@ -230,8 +244,7 @@ def test_printed_param_set_line_works_on_a_just_started_daemon(tmp_path):
         param_set = next(example for example in printed_examples(usage(node))
                          if example.startswith('ros2 param set '))
         assert '--timeout' in param_set
-        result = subprocess.run(param_set, shell=True, cwd=REPO, capture_output=True,
-                                text=True, timeout=CALL_TIMEOUT)
+        result = run_line(param_set)
         assert 'Set parameter successful' in result.stdout, f'{param_set}\n{result.stdout}'
     finally:
         stop(node, line)
