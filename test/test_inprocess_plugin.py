@@ -4,6 +4,7 @@ the documented command, `loink moveit-library`, and the node's own answers as th
 reference. scripts/setup_moveit.sh builds the suite; without that build every test here fails."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,10 +77,25 @@ def foreign_cpu_library(cache: Path, monkeypatch) -> tuple[str, Path]:
         return feature, build_library(model, problem_for_model(model)).path
 
 
+def seed_cache(folder: Path, names: list[str]) -> None:
+    """Copies of set-up's current libraries of `names` (built there when missing or stale), so
+    that the documented command below finds them current instead of building them again
+    (building is tested in test_model_library)."""
+    from loink_ros.core.compiled.model_library import build_library
+    from loink_ros.core.problems.registry import problem_for_model
+    from loink_ros.core.runtime.model_file import load_model
+    folder.mkdir(parents=True)
+    for name in names:
+        model = load_model(name)
+        path = build_library(model, problem_for_model(model)).path
+        shutil.copy(path, folder / path.name)
+
+
 def test_the_plugin_in_process_passes_its_cpp_suite(tmp_path, monkeypatch):
     assert moveit_plugin.built(), f'{moveit_plugin.MOVEIT_ENV} missing: {moveit_plugin.SETUP_HINT}'
     feature, foreign = foreign_cpu_library(tmp_path / 'foreign', monkeypatch)
     cache = tmp_path / 'cache'
+    seed_cache(cache / 'moveit', ['panda_full', 'xarm7_full'])
     env = {**os.environ, 'LOINK_CACHE_DIR': str(cache)}
     built = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'moveit-library',
                             'panda_full', 'xarm7_full'], env=env, capture_output=True, text=True,

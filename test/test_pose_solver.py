@@ -231,7 +231,7 @@ def test_a_continuation_that_fails_says_so_at_once(runtime):
 
 
 @pytest.mark.parametrize('runtime', ['compiled', 'numpy'])
-def test_an_approximate_request_moves_from_its_seed_whatever_the_distance(runtime):
+def test_an_approximate_request_moves_from_its_seed_whatever_the_distance(runtime, panda):
     """MoveIt's return_approximate_solution (Servo, RViz's approximate marker): a seed far
     from the pose (past the gate, where a plain request gets the cost-optimal answer) is
     continued, no joint moving more than APPROXIMATE_CAP, no farther from the pose than the
@@ -249,7 +249,7 @@ def test_an_approximate_request_moves_from_its_seed_whatever_the_distance(runtim
         assert np.all(answer.q >= problem.lower) and np.all(answer.q <= problem.upper)
         before, after = pose_error(problem, q, far), pose_error(problem, answer.q, far)
         assert after @ after <= before @ before
-        plain = solver.solve(PoseRequest(far, seed=q))
+        plain = panda.solve(PoseRequest(far, seed=q))   # compiled: numpy's full search is slow
         optimal_elsewhere += plain.success and np.abs(plain.q - q).max() > APPROXIMATE_CAP
         near = moved(problem, q, rng, 0.005, 0.01)
         step = solver.solve(PoseRequest(near, seed=q, approximate=True))
