@@ -217,3 +217,12 @@ def test_peaks_combine_and_spread_reports():
     assert both == mm.Peaks(0.7, 0.9, 0.3, 1, 15) and not both.within(1.0)
     assert mm.spread(np.array([0.001, 0.003]))['p50'] == pytest.approx(2.0)
     assert mm.spread(np.array([])) == {'count': 0}
+
+
+def test_a_state_is_timed_from_the_first_sending_of_the_command_it_shows():
+    sent = np.array([0.000, 0.002, 0.004, 0.006])
+    commanded = np.array([[0.1, 0.2], [0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    stamps = np.array([0.007, 0.011, 0.015, 0.019])
+    positions = np.array([[0.1, 0.2], [0.3, 0.4], [0.3, 0.4], [0.9, 0.9]])   # the last: no command
+    delays = mm.command_to_state(sent, commanded, stamps, positions)
+    assert delays == pytest.approx([0.007, 0.007, 0.011])

@@ -258,6 +258,20 @@ def answer_latencies(target_stamps: np.ndarray, answer_receipts: np.ndarray,
     return commands[index[keep]] - np.asarray(target_stamps, float)[keep]
 
 
+def command_to_state(sent: np.ndarray, commanded: np.ndarray, stamps: np.ndarray,
+                     positions: np.ndarray) -> np.ndarray:
+    """For each /joint_states sample that shows a forward command's positions exactly (mock
+    hardware copies them), the time from that command's first sending to the sample's stamp:
+    a forward controller applies whatever arrived last, so the spread of these delays, not
+    their size, is what steps the arm (one update's worth of spread is one step missed)."""
+    first: dict[bytes, float] = {}
+    for t, q in zip(sent, commanded):
+        first.setdefault(np.asarray(q, float).tobytes(), float(t))
+    delays = [stamp - first[key] for stamp, q in zip(stamps, positions)
+              if (key := np.asarray(q, float).tobytes()) in first and first[key] < stamp]
+    return np.array(delays)
+
+
 # Delays tried for the tip's trail behind the targets (s).
 TRAILS = np.arange(0.0, 0.3001, 0.002)
 

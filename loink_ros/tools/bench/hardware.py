@@ -458,7 +458,7 @@ class BenchClient:
 def measure_rate(client: BenchClient, problem, limits, paths: list, rate: float) -> dict:
     robot = client.robot
     latencies, floors, errors, trailed, trails, on_target, published, refused = [], [], [], [], [], [], 0, 0
-    window = 0.0
+    window, delays = 0.0, []
     commands, states, strided = mm.Peaks(), mm.Peaks(), mm.Peaks()
     for path in paths:
         robot.move_to(path.q[0], 2.0)
@@ -483,6 +483,9 @@ def measure_rate(client: BenchClient, problem, limits, paths: list, rate: float)
         window = max(window, facts.get('velocity_over_window', 0.0))
         commands, states = commands | peaks, states | state_peaks(robot, stamps[0], ended, limits)
         strided = strided | state_peaks(robot, stamps[0], ended, limits, stride=STATE_STRIDE)
+        if robot.output == 'forward_position':
+            delays.append(mm.command_to_state(*robot.forward_commands(stamps[0], ended),
+                                              *robot.record.since(stamps[0], ended)))
         first_relayed = len(client.relayed)
         mock_robot.stream(robot, client.relay_targets, messages, rate)
         time.sleep(0.5)
@@ -498,7 +501,15 @@ def measure_rate(client: BenchClient, problem, limits, paths: list, rate: float)
             'commands': {**commands.as_dict(), **({'velocity_over_window': window}
                                                   if robot.output == 'forward_position' else
                                                   {'refused_by_controller': refused})},
-            'joint_states': states.as_dict(), 'joint_states_over_stride': strided.as_dict()}
+            'joint_states': states.as_dict(), 'joint_states_over_stride': strided.as_dict(),
+            **({'command_to_state_ms': delay_percentiles(np.concatenate(delays))} if delays else {})}
+
+
+def delay_percentiles(delays: np.ndarray) -> dict:
+    """p5, p50 and p95 of delays (s) in ms, and the p5-p95 spread in controller periods."""
+    p5, p50, p95 = np.percentile(1e3 * delays, [5, 50, 95])
+    return {'count': len(delays), 'p5': float(p5), 'p50': float(p50), 'p95': float(p95),
+            'spread_periods': float((p95 - p5) / (1e3 * mock_robot.PERIOD))}
 
 
 def targets_met(result: dict) -> dict:
