@@ -155,3 +155,10 @@ def test_loink_bench_moveit_plugin_times_the_plugin_against_trac_ik(tmp_path, ro
     assert threads['every_answer_valid'] and threads['succeeded'] >= 19
     ratios = report['plugin_over_trac_ik_time']
     assert ratios['min'] <= ratios['median'] <= ratios['max']
+    # Where the time goes: the phases cover the whole solve, and every answer comes from a start.
+    phases = report['phases']
+    assert phases['poses'] == 20 and phases['starts'] > 0
+    shares = [phases[k]['share_of_whole_mean'] for k in ('newton_ms', 'descent_ms', 'starts_and_ranking_ms')]
+    assert min(shares) >= 0.0 and sum(shares) >= 1.0 - 1e-9 and shares[0] > 0.0
+    assert phases['newton_steps']['reaching_the_pose_mean'] >= 1.0
+    assert phases['best_answer_from_the_first_k_starts'][str(phases['starts'])] == 1.0

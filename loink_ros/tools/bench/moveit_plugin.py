@@ -46,6 +46,7 @@ from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools import moveit_plugin
 from loink_ros.tools.bench.pose import BENCH_SEED, MODELS, bench_poses, reference
+from loink_ros.tools.bench.pose_phases import pose_phases
 from loink_ros.tools.bench.timing import load_average, speedups
 
 DEFAULT_POSES = 10_000
@@ -348,6 +349,9 @@ def run(count: int = DEFAULT_POSES, seed: int = BENCH_SEED, robot: str = 'panda'
                          {'plugin': plugin_ok, 'trac_ik_speed': trac_ok},
                          np.random.default_rng(seed + 1))
     wall['reference'] = time.perf_counter() - start
+    start = time.perf_counter()
+    phases = pose_phases(PoseSolver(LOInKSolver(arm_.model, problem)), poses, middle)
+    wall['phases'] = time.perf_counter() - start
     wall['total'] = time.perf_counter() - began
     return {
         'what': f'searchPositionIK(pose, seed = middle of the limits, timeout) through '
@@ -375,4 +379,5 @@ def run(count: int = DEFAULT_POSES, seed: int = BENCH_SEED, robot: str = 'panda'
         'p50_ratio': float(np.median(plugin_ms) / np.median(trac_ms)),
         'p99_ratio': float(np.percentile(plugin_ms, 99) / np.percentile(trac_ms, 99)),
         'threads': threaded_figures(problem, found['threads'][0], found['thread_i'], poses),
+        'phases': phases,
     }
