@@ -7,12 +7,20 @@ import pytest
 
 from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import make_problem
-from loink_ros.core.runtime.cartesian_path import BEAM, WIDE_BEAM, CartesianPlanner, PathRequest, interpolate
+from loink_ros.core.runtime.cartesian_path import (
+    BEAM,
+    UNTIMED_SMOOTHING,
+    WIDE_BEAM,
+    CartesianPlanner,
+    PathRequest,
+    interpolate,
+)
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.path_timing import CartesianSpeed, segment_peaks, time_path
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
+from loink_ros.tools.bench import path_shape
 from loink_ros.tools.bench.stream_paths import paths
 
 SEED = 20261205
@@ -113,6 +121,23 @@ def test_an_untimed_line_is_jump_free_and_within_its_jump_thresholds(panda):
     assert f'pose {stopped.reached} is reachable on its own' in stopped.reason   # the step bound stops it
     assert np.abs(np.diff(stopped.q, axis=0)).max() <= 0.8 * largest + 1e-12
     assert_on_target(problem, stopped.q, poses)
+
+
+def test_the_services_smoothing_keeps_an_untimed_plan_short(panda):
+    """From a start far from the model's cheapest posture, the cost alone glides towards it as
+    fast as each step's box allows; the service's smoothing keeps the joints moving little."""
+    problem = panda.problem
+    rng = np.random.default_rng(7)
+    rng.uniform(problem.lower, problem.upper), rng.normal(size=3)   # the generator's first case
+    q0, move = rng.uniform(problem.lower, problem.upper), rng.normal(size=3)
+    poses = line(problem, q0, 0.15 * move / np.linalg.norm(move))
+    glide = panda.plan(PathRequest(poses, q0))
+    smooth = panda.plan(PathRequest(poses, q0, smoothing=UNTIMED_SMOOTHING))
+    assert glide.complete and smooth.complete
+    assert_on_target(problem, smooth.q, poses)
+    assert path_shape.joint_length(smooth.q) < 0.5 * path_shape.joint_length(glide.q)
+    assert path_shape.largest_step_deg(smooth.q) < path_shape.VALID_STEP_DEG < path_shape.largest_step_deg(glide.q)
+    assert smooth.cost.mean() >= glide.cost.mean() - 1e-9   # the cost alone is the cheaper plan
 
 
 def test_a_plan_stopped_by_an_unreachable_pose_says_so(panda):

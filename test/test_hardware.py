@@ -124,6 +124,8 @@ def test_every_documented_line_works(tmp_path, panda):
                 run_until_reached(pose_line, tmp_path / 'pose.log', client, panda, numbers[:3],
                                   quaternion_matrix(np.array(numbers[3:])))
             assert shells[-1].stop() == 0 and 'Traceback' not in shells[-1].output()
+            # The forward output says, at start-up, what it cannot keep.
+            assert ('command_output:=joint_trajectory' in shells[-1].output()) == ('forward' in launch)
             with client.record.lock:
                 client.record.times.clear()
                 client.record.positions.clear()

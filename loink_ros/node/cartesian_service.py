@@ -75,7 +75,7 @@ class CartesianPathService:
                           f'{MAX_POSES} are planned')
         poses = [self.links.tip_target(pose, link) for pose in link_poses]
         plan = self.planner.plan(PathRequest(
-            poses, start, jump=self.jumps(request),
+            poses, start, jump=self.jumps(request), smoothing=settings.cartesian_path_smoothing,
             avoid_collisions=request.avoid_collisions and self.problem.has_collision_model))
         q, reached, reason = plan.q[:plan.reached], plan.reached, plan.reason
         if request.jump_threshold > 0.0 and len(q) > 1:

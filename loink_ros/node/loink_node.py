@@ -33,6 +33,10 @@ from loink_ros.node.usage import usage_lines
 STALE_CHECK_S = 0.02
 # Commands per second to a joint_trajectory_controller when command_rate is 0.
 TRAJECTORY_RATE = 100.0
+FORWARD_CAVEAT = ('forward_position: the controller applies each command when it takes it up, '
+                  'so the arm moves as evenly as the commands arrive; on a loaded machine they do '
+                  'not, and the arm steps beyond its limits (docs/HARDWARE.md, Figures). On a '
+                  'real arm use command_output:=joint_trajectory')
 
 
 class LOInKNode(Node):
@@ -185,6 +189,8 @@ class LOInKNode(Node):
         self.command_topic = topic
         self.get_logger().info(f'stream commands go to {topic} ({s.command_output}, joints '
                                f'{joints}, {rate:g} Hz, limits from {self.limits.source})')
+        if s.command_output == 'forward_position':
+            self.get_logger().warning(FORWARD_CAVEAT)
         return commander
 
     def default_command_rate(self, s: Settings) -> float:

@@ -9,6 +9,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.validate_topic_name import validate_topic_name
 
+from loink_ros.core.runtime.cartesian_path import UNTIMED_SMOOTHING
 from loink_ros.core.runtime.requests import MAX_SAMPLES
 from loink_ros.core.runtime.solver import RUNTIMES
 from loink_ros.node.command_output import OUTPUTS
@@ -54,6 +55,7 @@ class Settings:
     joint_limits_file: str
     moveit_service: str
     cartesian_path_service: str
+    cartesian_path_smoothing: float
     group_name: str
     max_samples: int
     ik_timeout: float
@@ -174,6 +176,11 @@ SPECS: dict[str, Spec] = {
     'cartesian_path_service': Spec('~/compute_cartesian_path', 'Name of the moveit_msgs '
                                    'GetCartesianPath service (models that serve full poses).',
                                    required=True, ros_name='service'),
+    'cartesian_path_smoothing': Spec(UNTIMED_SMOOTHING, 'GetCartesianPath: the weight of each '
+                                     'step\'s squared joint distance beside the model\'s cost in '
+                                     'the plan\'s value; 0: the cost alone (the plan glides to the '
+                                     'cheapest posture as fast as each step allows).', live=True,
+                                     low=0.0, high=1e6),
     'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),
     'max_samples': Spec(100, 'Largest count a sample request may ask for.', live=True,
                         low=1, high=MAX_SAMPLES),

@@ -69,6 +69,14 @@ ALONE_TIMEOUT_S = 0.05
 ROTATION_STEP_PER_METRE = 3.5
 
 
+# The smoothing an untimed path (GetCartesianPath's) is planned with by default: each step's
+# squared joint distance weighs this much beside the model's cost. With 0 the plan glides to the
+# model's cheapest posture as fast as each step's box allows (a largest step of 14-16 deg a
+# centimetre on random lines and rotations of the Panda, joint paths 2.3-2.5x MoveIt's greedy
+# interpolator's); from 100 on, as short as the greedy interpolator's (docs/CARTESIAN.md).
+UNTIMED_SMOOTHING = 1000.0
+
+
 @dataclass
 class PathRequest:
     """The poses of a path (dense: each a short step from the last), from `start` (None: free),

@@ -16,7 +16,9 @@ consecutive states).
 Untimed paths: `loink bench moveit-cartesian`'s straight lines and rotations from random
 starts (the Panda only: moveit_resources' Panda, as MoveIt runs them), the plan taking the
 group tip's poses in MoveIt's 1 cm steps: completed paths and jumps beside the interpolator's
-with either plugin.
+with either plugin, and the completed paths' shape by the public benchmarks' criteria
+(path_shape.py: CppFlow's 7 deg step, the joint-space length, the roughness), the plan against
+the interpolator with KDL on the paths both completed.
 
 Planning time per waypoint: the plan (beam and dynamic programming) and its timing (TOPP-RA)
 apart. avoid_collisions: a share of the smooth paths planned free of self-collision, every
@@ -35,14 +37,20 @@ from tqdm import tqdm
 
 from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import problem_for_model
-from loink_ros.core.runtime.cartesian_path import WIDE_BEAM, CartesianPlanner, PathRequest, interpolate
+from loink_ros.core.runtime.cartesian_path import (
+    UNTIMED_SMOOTHING,
+    WIDE_BEAM,
+    CartesianPlanner,
+    PathRequest,
+    interpolate,
+)
 from loink_ros.core.runtime.model_file import load_model
 from loink_ros.core.runtime.path_timing import time_path
 from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import TOLERANCE, PoseSolver
 from loink_ros.core.runtime.solver import LOInKSolver
 from loink_ros.tools import moveit_plugin
-from loink_ros.tools.bench import moveit_cartesian
+from loink_ros.tools.bench import moveit_cartesian, path_shape
 from loink_ros.tools.bench.pose import MODELS
 from loink_ros.tools.bench.stream import FLIP_FACTOR, LOInKStream, follow, summary
 from loink_ros.tools.bench.stream_paths import paths
@@ -187,28 +195,35 @@ def _untimed(arm: moveit_cartesian.Robot, problem, planner: CartesianPlanner, fo
     offset = problem.rigid_links()[arm.tip] if arm.tip != problem.tip_frame else None
     out = {}
     for family in ('lines', 'rotations'):
-        completed, jumps, dp_ms, timing_ms = [], 0, [], []
+        completed, jumps, dp_ms, timing_ms, planned = [], 0, [], [], []
         for line in families[family]:
             q0, start, goal = _case(line, problem, offset)
             poses = [_tip(p, offset) for p in interpolate(start, [goal], MAX_STEP)[0]]
             began = time.perf_counter()
-            plan = planner.plan(PathRequest(poses, q0))
+            plan = planner.plan(PathRequest(poses, q0, smoothing=UNTIMED_SMOOTHING))
             dp_ms.append(1e3 * (time.perf_counter() - began) / len(poses))
             completed.append(plan.complete)
+            planned.append(plan.q if plan.complete else None)
             if len(plan.q) > 1:
                 jumps += int(np.abs(np.diff(plan.q, axis=0)).max() > moveit_cartesian.JUMP)
                 began = time.perf_counter()
                 time_path(plan.q, velocity_limits(problem), np.full(problem.dim, ACCELERATION))
                 timing_ms.append(1e3 * (time.perf_counter() - began) / len(plan.q))
-        interpolators = {}
+        interpolators, followed = {}, {}
         for name, (plugin, parameters) in _plugins(arm).items():
             results = moveit_cartesian.run_plugin(arm, plugin, parameters, families[family], folder)
             interpolators[name] = moveit_cartesian.path_figures(problem, results)
+            followed[name] = [np.array(r['states']) if r['fraction'] >= 1.0 - 1e-12 else None
+                              for r in results]
+        shapes = {'plan': path_shape.shape_figures([q for q in planned if q is not None]),
+                  **{f'interpolator_{name}': path_shape.shape_figures([q for q in qs if q is not None])
+                     for name, qs in followed.items()},
+                  'plan_against_interpolator_kdl': path_shape.compared(planned, followed['kdl'])}
         out[family] = {'plan': {'paths': len(completed), 'completed': float(np.mean(completed)),
                                 'paths_with_a_jump': jumps,
                                 'plan_ms_per_waypoint': _spread(np.array(dp_ms)),
                                 'timing_ms_per_waypoint': _spread(np.array(timing_ms))},
-                       'interpolator': interpolators}
+                       'interpolator': interpolators, 'shape': shapes}
     return out
 
 
