@@ -35,7 +35,8 @@ def test_seeded_answer_equals_the_unseeded_one(name, runtime):
     solver = solver_of(name, runtime)
     rng = np.random.default_rng(11)
     problem = solver.problem
-    for y in reachable_targets(solver, TARGETS, rng):
+    # The numpy reference is the same rule, 5-10x slower: fewer targets.
+    for y in reachable_targets(solver, TARGETS if runtime == 'compiled' else TARGETS // 3, rng):
         seed = rng.uniform(problem.lower, problem.upper)
         for refine in (False, True):
             plain = solver.solve(y, refine_answer=refine)
