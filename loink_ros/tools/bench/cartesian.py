@@ -97,7 +97,7 @@ def run(robot: str, smooth: int = DEFAULT_SMOOTH, duration_s: float = DURATION_S
                 moveit_cases.append(path)
         out['plan'] = _plan_summary(timed)
         out['stream'] = summary(stream)['all']
-        out['plan_ms_per_waypoint'] = _spread(np.array(plan_ms))
+        out['plan_ms_per_waypoint'] = path_shape.spread(np.array(plan_ms))
         out['collisions'] = _collisions(problem, planner, max(1, round(COLLISION_SHARE * smooth)),
                                         duration_s, seed)
         if moveit and moveit_plugin.built():
@@ -142,7 +142,7 @@ def _plan_summary(rows: list[dict]) -> dict:
                      'steps_outside_limits': int(sum(r['outside_limits'] for r in chosen)),
                      'mean_cost': float(np.mean([r['cost'] for r in chosen])),
                      'mean_path_cost': float(np.mean([r['path_cost'] for r in chosen])),
-                     'valid_prefix_fraction': _spread(np.array([r['reached'] / r['poses']
+                     'valid_prefix_fraction': path_shape.spread(np.array([r['reached'] / r['poses']
                                                                 for r in chosen]))}
     return out
 
@@ -221,8 +221,8 @@ def _untimed(arm: moveit_cartesian.Robot, problem, planner: CartesianPlanner, fo
                   'plan_against_interpolator_kdl': path_shape.compared(planned, followed['kdl'])}
         out[family] = {'plan': {'paths': len(completed), 'completed': float(np.mean(completed)),
                                 'paths_with_a_jump': jumps,
-                                'plan_ms_per_waypoint': _spread(np.array(dp_ms)),
-                                'timing_ms_per_waypoint': _spread(np.array(timing_ms))},
+                                'plan_ms_per_waypoint': path_shape.spread(np.array(dp_ms)),
+                                'timing_ms_per_waypoint': path_shape.spread(np.array(timing_ms))},
                        'interpolator': interpolators, 'shape': shapes}
     return out
 
@@ -255,10 +255,3 @@ def _link(tip: PoseTarget, offset) -> PoseTarget:
         return tip
     back = offset.inverse()
     return PoseTarget(tip.position + tip.rotation @ back.translation, tip.rotation @ back.rotation)
-
-
-def _spread(values: np.ndarray) -> dict:
-    if not len(values):
-        return {}
-    return {'median': float(np.median(values)), 'p95': float(np.percentile(values, 95)),
-            'max': float(values.max())}

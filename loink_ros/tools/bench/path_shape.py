@@ -63,5 +63,8 @@ def ratios(pairs: np.ndarray) -> dict:
 
 
 def spread(values: np.ndarray) -> dict:
+    """Median, p95 and largest of values; empty for none."""
+    if not len(values):
+        return {}
     return {'median': float(np.median(values)), 'p95': float(np.percentile(values, 95)),
             'max': float(values.max())}
