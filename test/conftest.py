@@ -162,7 +162,6 @@ class ServedNode:
 
     process: object   # loink_ros.tools.node_process.NodeProcess
     calls: object     # loink_ros.tools.ros_calls.RosCalls
-    clients: dict
 
     @property
     def name(self) -> str:
@@ -172,11 +171,7 @@ class ServedNode:
     def call(self, srv_type, service: str, request, timeout: float = 10.0):
         """Call one of the node's services: a name under the node, or an absolute one."""
         name = service if service.startswith('/') else f'{self.name}/{service}'
-        if name not in self.clients:
-            client = self.calls.node.create_client(srv_type, name)
-            assert client.wait_for_service(timeout_sec=timeout), f'{name} did not appear'
-            self.clients[name] = client
-        return self.calls.call(self.clients[name], request, timeout)
+        return self.calls.request(srv_type, name, request, timeout)
 
     def set(self, **values) -> list:
         """Set node parameters (as `ros2 param set`); one SetParametersResult each."""
@@ -194,7 +189,7 @@ def serve_node(tag: str, config: Path, overrides: dict):
     try:
         probe = calls.node.create_client(GetModelInfo, f'{process.prefix}/get_model_info')
         wait_for_services([probe], process)
-        yield ServedNode(process, calls, {})
+        yield ServedNode(process, calls)
     finally:
         calls.close()
         code, output = process.stop()

@@ -42,10 +42,10 @@ def limits(panda):
     return scenarios.panda_limits(panda)
 
 
-def start(tmp_path: Path, namespace: str, output: str):
+def start(tmp_path: Path, line: str):
     from loink_ros.tools.node_process import isolate_ros_environment
     isolate_ros_environment()
-    shell = mock_robot.Shell(mock_robot.launch_line(namespace, output), tmp_path / f'{namespace}.log')
+    shell = mock_robot.Shell(line, tmp_path / 'launch.log')
     if not shell.wait_for('call it with:', 90.0):
         shell.stop()
         pytest.fail('the hardware launch did not come up:\n' + shell.output()[-4000:])
@@ -89,58 +89,47 @@ def reached(client, panda, position, rotation=None) -> None:
     assert not missed, missed
 
 
-def test_every_documented_line_works(tmp_path, panda):
-    """docs/HARDWARE.md's lines, verbatim and in order (before the other tests: one robot at a
-    time): the desk launch with the trajectory controller, its task target, /joint_states, its
-    pose target; the forward controller's launch; on a bringup of our own (the description
-    and ros2_control_node), the real robot's spawner and launch lines. Each target is reached."""
+def documented() -> dict:
+    """docs/HARDWARE.md's lines: the desk launch of each command output, the real robot's
+    spawner and launch, the task and pose targets (with their numbers) and /joint_states."""
     import re
 
     from test_ros2_cli import documented_lines
-
-    from loink_ros.core.problems.arms.rotation_chart import quaternion_matrix
-    from loink_ros.tools.node_process import isolate_ros_environment
-    isolate_ros_environment()
     lines = documented_lines(mock_robot.REPO / 'docs' / 'HARDWARE.md')
     launches = [line for line in lines if line.startswith('ros2 launch ')]
+    assert len(launches) == 3 and len(lines) == 7, lines
     task_line = next(line for line in lines if 'TaskTarget' in line)
     pose_line = next(line for line in lines if 'PoseStamped' in line)
-    echo_line = next(line for line in lines if line.startswith('ros2 topic echo'))
-    spawner = next(line for line in lines if 'spawner' in line)
-    assert len(launches) == 3 and len(lines) == 7, lines
-    task = np.array([float(v) for v in re.search(r'task: \[([^\]]*)\]', task_line).group(1).split(',')])
-    numbers = [float(v) for v in re.findall(r'[xyzw]: (-?[\d.]+)', pose_line)]
+    return {'desk': {'joint_trajectory': launches[0], 'forward_position': launches[1]},
+            'robot': launches[2], 'task_line': task_line, 'pose_line': pose_line,
+            'echo_line': next(line for line in lines if line.startswith('ros2 topic echo')),
+            'spawner': next(line for line in lines if 'spawner' in line),
+            'task': np.array([float(v) for v in re.search(r'task: \[([^\]]*)\]', task_line).group(1).split(',')]),
+            'pose': [float(v) for v in re.findall(r'[xyzw]: (-?[\d.]+)', pose_line)]}
+
+
+def test_the_documented_real_robot_lines_work(tmp_path, panda):
+    """docs/HARDWARE.md's real-robot lines, verbatim, on a bringup of our own (the description
+    and ros2_control_node): the spawner, then the launch; its task target is reached. (First:
+    one robot at a time; the desk launches are the robots of the tests below.)"""
+    from loink_ros.tools.node_process import isolate_ros_environment
+    isolate_ros_environment()
+    lines = documented()
     client = mock_robot.RobotClient(f'doc_client_{os.getpid()}', JOINTS)
     shells = []
     try:
-        for launch in launches[:2]:     # the trajectory controller, then the forward one
-            shells.append(mock_robot.Shell(launch, tmp_path / f'launch{len(shells)}.log'))
-            assert shells[-1].wait_for('call it with:', 90.0), shells[-1].output()[-3000:]
-            client.wait_for_state()
-            run_until_reached(task_line, tmp_path / 'task.log', client, panda, task)
-            if len(shells) == 1:
-                echo = mock_robot.Shell(echo_line, tmp_path / 'echo.log')
-                assert echo.wait(30.0) == 0 and 'position:' in echo.output(), echo.output()
-                run_until_reached(pose_line, tmp_path / 'pose.log', client, panda, numbers[:3],
-                                  quaternion_matrix(np.array(numbers[3:])))
-            assert shells[-1].stop() == 0 and 'Traceback' not in shells[-1].output()
-            # The forward output says, at start-up, what it cannot keep.
-            assert ('command_output:=joint_trajectory' in shells[-1].output()) == ('forward' in launch)
-            with client.record.lock:
-                client.record.times.clear()
-                client.record.positions.clear()
         share = '$(ros2 pkg prefix --share loink_ros)'
         shells.append(mock_robot.Shell('ros2 run loink_ros robot_description_publisher --ros-args '
                                        '-p model:=panda_full -p mock_hardware:=true', tmp_path / 'urdf.log'))
         shells.append(mock_robot.Shell('ros2 run controller_manager ros2_control_node --ros-args '
                                        f'--params-file {share}/config/ros2_control/panda.yaml',
                                        tmp_path / 'control.log'))
-        spawned = mock_robot.Shell(spawner, tmp_path / 'spawner.log')
+        spawned = mock_robot.Shell(lines['spawner'], tmp_path / 'spawner.log')
         assert spawned.wait(60.0) == 0, spawned.output()
-        shells.append(mock_robot.Shell(launches[2], tmp_path / 'launch2.log'))
+        shells.append(mock_robot.Shell(lines['robot'], tmp_path / 'launch.log'))
         assert shells[-1].wait_for('call it with:', 90.0), shells[-1].output()[-3000:]
         client.wait_for_state()
-        run_until_reached(task_line, tmp_path / 'task.log', client, panda, task)
+        run_until_reached(lines['task_line'], tmp_path / 'task.log', client, panda, lines['task'])
     finally:
         client.close()
         for shell in reversed(shells):
@@ -159,15 +148,15 @@ class Robot:
 
 @pytest.fixture(scope='module', params=mock_robot.OUTPUTS)
 def robot(request, tmp_path_factory):
-    """The launch line with `command_output` of the param (its controller spawned by the real
-    spawner), and the test's client; one per output, shared by the module's tests."""
+    """docs/HARDWARE.md's desk launch line of the param's `command_output`, verbatim (its
+    controller spawned by the real spawner), and the test's client; one per output, shared by
+    the module's tests."""
     output = request.param
-    namespace = f'hw_{output.split("_")[0]}_{os.getpid()}'
-    shell = start(tmp_path_factory.mktemp('hw'), namespace, output)
+    shell = start(tmp_path_factory.mktemp('hw'), documented()['desk'][output])
     client = mock_robot.RobotClient(f'hw_client_{output.split("_")[0]}_{os.getpid()}', JOINTS, output)
     try:
         client.wait_for_state()
-        yield Robot(shell, client, f'/{namespace}/loink_node', output)
+        yield Robot(shell, client, '/loink/loink_node', output)
     finally:
         client.close()
         code = shell.stop()
@@ -201,6 +190,22 @@ def measured(robot: Robot, run: scenarios.Run, limits) -> dict:
     assert states['jumps'] == 0, states
     assert max(strided['velocity'], strided['acceleration_p99'], strided['jerk_p99']) <= scenarios.STATE_SLACK, strided
     return result
+
+
+def test_the_documented_desk_lines_work(robot, panda, tmp_path):
+    """docs/HARDWARE.md's desk lines, verbatim, on the robot its launch line brought up: the
+    task target is reached; with the trajectory controller, /joint_states is echoed and the
+    pose target reached too. The forward output says, at start-up, what it cannot keep."""
+    from loink_ros.core.problems.arms.rotation_chart import quaternion_matrix
+    lines, client = documented(), robot.client
+    run_until_reached(lines['task_line'], tmp_path / 'task.log', client, panda, lines['task'])
+    if robot.output == 'joint_trajectory':
+        echo = mock_robot.Shell(lines['echo_line'], tmp_path / 'echo.log')
+        assert echo.wait(30.0) == 0 and 'position:' in echo.output(), echo.output()
+        pose = lines['pose']
+        run_until_reached(lines['pose_line'], tmp_path / 'pose.log', client, panda, pose[:3],
+                          quaternion_matrix(np.array(pose[3:])))
+    assert ('command_output:=joint_trajectory' in robot.shell.output()) == (robot.output == 'forward_position')
 
 
 def test_from_rest_a_pose_target_beyond_reach_stops_the_robot_within_the_limits(robot, panda, limits):

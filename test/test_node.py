@@ -247,7 +247,8 @@ def test_concurrent_clients_get_their_own_answers(planar3_node, robot):
         answers = []
         for k in range(15):
             y = tasks[i] + 0.005 * k
-            answers.append((y, calls.call(client, Solve.Request(task=[y], refine=True))))
+            call = calls.call if answers else calls.first_call
+            answers.append((y, call(client, Solve.Request(task=[y], refine=True))))
         return answers
 
     with ThreadPoolExecutor(8) as pool:
@@ -379,7 +380,7 @@ def test_bench_against_the_running_node(planar3_node):
     # `loink bench node --namespace NS` on this module's node, with few requests.
     from loink_ros.tools.bench.node import bench
     namespace = planar3_node.name.rsplit('/', 1)[0]
-    result = bench(planar3_node.calls, namespace, count=16, seed=0)
+    result = bench(planar3_node.calls, namespace, count=16, seed=0, stream_seconds=1.0)
     moveit = importlib.util.find_spec('moveit_msgs') is not None
     for key in ('solve', 'get_position_ik') if moveit else ('solve',):
         for clients in ('clients_1', 'clients_8'):
@@ -395,3 +396,7 @@ def test_bench_against_the_running_node(planar3_node):
         assert result[key]['p50_over_floor'] == pytest.approx(
             result[key]['clients_1']['latency_ms_p50'] / floor['clients_1']['latency_ms_p50'])
         assert result[key]['throughput_8_clients_over_floor'] > 0
+    # Each stream rate for 1 s: every target sent, the last one answered, the node's counts read.
+    for stream in result['stream']:
+        assert stream['sent'] == int(stream['rate_hz']) and stream['last_answered'], stream
+        assert stream['received_here'] > 0 and 'answered' in stream['node_counts'], stream

@@ -31,9 +31,11 @@ def hammer(process, calls, stop: threading.Event, answered: list) -> list[thread
     def client() -> None:
         handle = calls.node.create_client(Solve, f'{process.prefix}/solve')
         handle.wait_for_service(timeout_sec=10.0)
+        call = calls.first_call
         while not stop.is_set():
             try:
-                calls.call(handle, Solve.Request(task=[0.2]), timeout=1.0)
+                call(handle, Solve.Request(task=[0.2]), timeout=1.0)
+                call = calls.call
             except TimeoutError:
                 return
             answered.append(1)

@@ -39,9 +39,7 @@ def solved_with_calibrated_kinematics(process, calls, tmp_path: Path) -> None:
     """A refined answer meets the target on the calibrated robot, not on the model's URDF."""
     from loink_msgs.srv import Solve
     from loink_ros.core.problems.arms.planar3 import Planar3Problem
-    client = calls.node.create_client(Solve, f'{process.prefix}/solve')
-    assert client.wait_for_service(timeout_sec=10.0)
-    response = calls.call(client, Solve.Request(task=[0.3], refine=True))
+    response = calls.request(Solve, f'{process.prefix}/solve', Solve.Request(task=[0.3], refine=True))
     assert response.success, response.message
     q = np.array(response.solution.joint_state.position)
     calibrated_file = tmp_path / 'calibrated.urdf'

@@ -16,7 +16,7 @@ from loink_ros.core.problems.arms.example_robots import robot_file
 
 UR5 = robot_file('ur_description/urdf/ur5_robot.urdf')
 # A CI-sized run of the whole command: a few thousand samples, a few epochs.
-CI_SIZE = {'dataset': {'samples': 20000}, 'training': {'epochs': 8},
+CI_SIZE = {'dataset': {'samples': 20000}, 'training': {'epochs': 4},
            'check': {'targets': 8, 'starts': 6, 'max_ambiguous': 0.5},
            'bench': {'targets': 12, 'starts': 4}}
 SERVE_TIMEOUT = 90.0

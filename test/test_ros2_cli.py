@@ -177,28 +177,49 @@ def stop(node: Background, line: str) -> None:
     assert code == 0 and 'Traceback' not in node.output(), f'{line}\n{node.output()}'
 
 
-@pytest.mark.parametrize('model', MODELS)
-def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
-    line = (f'ros2 run loink_ros loink_node --ros-args --params-file '
-            f'"$(ros2 pkg prefix --share loink_ros)/config/{model}.yaml" -r __ns:=/printed_{model}')
-    node, name = start(line, tmp_path)
-    try:
-        examples = EXAMPLES[name]
-        assert len(examples) >= 4 and all(name in example for example in examples), examples
-        run_calls(examples, name, tmp_path)
-        assert 'is no solution' not in node.output(), node.output()
-    finally:
-        stop(node, line)
-
-
 # The markdown files that show ros2 commands (README.md, docs/SETUP.md, docs/NODE.md, ...);
 # docs/HARDWARE.md's need ros2_control's environment and run in test_hardware.py.
 DOCUMENTS = [path for path in [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
              if documented_lines(path) and path.name != 'HARDWARE.md']
 
 
+def started_model(line: str) -> str:
+    """The shipped model a start line serves (`model:=` or its config file)."""
+    return (re.search(r'model:=(\w+)', line) or re.search(r'config/(\w+)\.yaml', line)).group(1)
+
+
+# The first document line that starts each model also runs the examples its node prints; a
+# model no document starts gets a `ros2 run` of its own (test_ros2_run_...).
+PRINTED_BY: dict[str, str] = {}
+for _document in DOCUMENTS:
+    for _line in documented_lines(_document):
+        if _line.startswith(START):
+            PRINTED_BY.setdefault(started_model(_line), _line)
+
+
+@pytest.mark.parametrize('model', [model for model in MODELS if model not in PRINTED_BY])
+def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
+    line = (f'ros2 run loink_ros loink_node --ros-args --params-file '
+            f'"$(ros2 pkg prefix --share loink_ros)/config/{model}.yaml" -r __ns:=/printed_{model}')
+    node, name = start(line, tmp_path)
+    try:
+        run_calls(printed(name), name, tmp_path)
+        assert 'is no solution' not in node.output(), node.output()
+    finally:
+        stop(node, line)
+
+
+def printed(name: str) -> list[str]:
+    """The examples the node named `name` printed: at least 4, each naming the node."""
+    examples = EXAMPLES[name]
+    assert len(examples) >= 4 and all(name in example for example in examples), examples
+    return examples
+
+
 @pytest.mark.parametrize('document', DOCUMENTS, ids=lambda p: p.name)
 def test_every_documented_ros2_line_works(document, tmp_path):
+    """Each line as documented; a start line that is its model's first (PRINTED_BY) also has
+    the examples its node prints run."""
     lines = documented_lines(document)
     node = name = started = None
     calls: list[str] = []   # of the latest start line, run before the next one
@@ -208,18 +229,28 @@ def test_every_documented_ros2_line_works(document, tmp_path):
                 run_calls(calls, name, tmp_path)
                 calls.clear()
                 if node is not None:
-                    stop(node, started)
+                    stop_started(node, started)
                 node, name = start(line, tmp_path)
                 started = line
+                if PRINTED_BY[started_model(line)] == line:
+                    calls.extend(printed(name))
             elif line.startswith(STANDALONE):
                 run_standalone(line)
             else:
                 assert node is not None, f'{document.name}: {line!r} comes before any start line'
-                calls.append(line)
+                if line not in calls:
+                    calls.append(line)
         run_calls(calls, name, tmp_path)
     finally:
         if node is not None:
-            stop(node, started)
+            stop_started(node, started)
+
+
+def stop_started(node: Background, line: str) -> None:
+    """stop(); where the node's printed examples ran, none of them found no solution."""
+    if PRINTED_BY[started_model(line)] == line:
+        assert 'is no solution' not in node.output(), node.output()
+    stop(node, line)
 
 
 @pytest.fixture(scope='module', autouse=True)

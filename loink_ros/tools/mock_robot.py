@@ -174,16 +174,14 @@ class RobotClient:
         self.entities: dict[tuple, object] = {}
 
     def kept(self, kind: str, message_type, name: str):
-        """This client's publisher ('publisher'), service client ('service') or action client
-        ('action', on the SingleThreadedExecutor's node) of `message_type` on `name`, made once
-        and kept: rclpy 9.1 crashed (a segfault in RosCalls' EventsExecutor) after an
-        ActionClient's destroy() while it spun."""
+        """This client's publisher ('publisher') or action client ('action', on the
+        SingleThreadedExecutor's node) of `message_type` on `name`, made once and kept: rclpy
+        9.1 crashed (a segfault in RosCalls' EventsExecutor) after an ActionClient's destroy()
+        while it spun."""
         key = (kind, message_type, name)
         if key not in self.entities:
             if kind == 'publisher':
                 self.entities[key] = self.node.create_publisher(message_type, name, 1)
-            elif kind == 'service':
-                self.entities[key] = self.node.create_client(message_type, name)
             else:
                 from rclpy.action import ActionClient
                 self.entities[key] = ActionClient(self.timed.node, message_type, name)

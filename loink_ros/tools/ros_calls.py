@@ -7,6 +7,7 @@ from concurrent.futures import Future as ThreadFuture
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rcl_interfaces.srv import SetParameters
+from rclpy.client import Client
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -34,6 +35,7 @@ class RosCalls:
         self.node = Node(name, context=self.context)
         self.executor = client_executor(self.context)
         self.executor.add_node(self.node)
+        self.clients: dict[str, Client] = {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=spin_until, args=(self.executor, self.stop),
                                        daemon=True)
@@ -50,30 +52,58 @@ class RosCalls:
             client.remove_pending_request(future)
             raise
 
-    def first_call(self, client, request, timeout: float = 10.0, resend: float = 0.5):
-        """The first response from a just-discovered service: the request is resent every
-        `resend` s, since DDS can match the request path before the reply path, and a reply
-        sent in between is lost. TimeoutError when none comes within `timeout`."""
+    def first_call(self, client, request, timeout: float = 10.0, resend: float = 0.5,
+                   resends: int = 3):
+        """The first response from a just-discovered service. DDS can match the request path
+        before the reply path, and a reply sent in between is lost, so the request is resent
+        `resends` times, `resend` s after the first and twice as long after each; the first reply
+        to any send is the answer. TimeoutError when none comes within `timeout`."""
+        done: ThreadFuture = ThreadFuture()
+
+        def answered(future) -> None:
+            if not done.done():
+                done.set_result(future.result())
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                return self.call(client, request, min(resend, max(deadline - time.monotonic(), 0.0)))
-            except TimeoutError:
-                if time.monotonic() >= deadline:
-                    raise
+        sent = []
+        try:
+            for attempt in range(resends + 1):
+                sent.append(client.call_async(request))
+                sent[-1].add_done_callback(answered)
+                wait = resend * 2 ** attempt if attempt < resends else timeout
+                try:
+                    return done.result(timeout=min(wait, max(deadline - time.monotonic(), 0.0)))
+                except TimeoutError:
+                    if time.monotonic() >= deadline:
+                        raise
+        finally:
+            for future in sent:
+                if not future.done():
+                    client.remove_pending_request(future)
+
+    def request(self, srv_type, service: str, request, timeout: float = 10.0):
+        """Call `service` through one client kept per name. A new client waits for the service
+        and resends its first request (first_call), so only idempotent requests belong here."""
+        client = self.clients.get(service)
+        if client is not None:
+            return self.call(client, request, timeout)
+        client = self.node.create_client(srv_type, service)
+        if not client.wait_for_service(timeout_sec=timeout):
+            self.node.destroy_client(client)
+            raise TimeoutError(f'{service} did not appear')
+        try:
+            response = self.first_call(client, request, timeout)
+        except TimeoutError:
+            self.node.destroy_client(client)
+            raise
+        self.clients[service] = client
+        return response
 
     def set_parameters(self, node: str, timeout: float = 10.0,
                        **values) -> list[SetParametersResult]:
         """Set parameters of the node named `node` (full name) one by one, as `ros2 param set`."""
-        client = self.node.create_client(SetParameters, f'{node}/set_parameters')
-        try:
-            if not client.wait_for_service(timeout_sec=timeout):
-                raise TimeoutError(f'{node}/set_parameters did not appear')
-            request = SetParameters.Request(parameters=[
-                Parameter(name, value=value).to_parameter_msg() for name, value in values.items()])
-            return list(self.call(client, request, timeout).results)
-        finally:
-            self.node.destroy_client(client)
+        request = SetParameters.Request(parameters=[
+            Parameter(name, value=value).to_parameter_msg() for name, value in values.items()])
+        return list(self.request(SetParameters, f'{node}/set_parameters', request, timeout).results)
 
     def close(self) -> None:
         """Stop spinning and release the context."""

@@ -4,23 +4,19 @@ Run by test/test_launch.py as a user runs it: `launch_test test/launch/check_loi
 (the name does not start with test_, so plain pytest does not collect it).
 """
 import re
-import threading
 import unittest
 
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
 import pytest
-import rclpy
 import yaml
 from ament_index_python.packages import get_package_share_directory
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 
 from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
+from loink_ros.tools.ros_calls import RosCalls
 
 MODELS = ['planar3', 'panda', 'magneto']
 NAMESPACE = 'launch_check'
@@ -43,28 +39,14 @@ class TestServes(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.context = Context()
-        rclpy.init(context=cls.context)
-        cls.node = Node('launch_check_client', context=cls.context)
-        cls.executor = SingleThreadedExecutor(context=cls.context)
-        cls.executor.add_node(cls.node)
-        cls.spinner = threading.Thread(target=cls.executor.spin, daemon=True)
-        cls.spinner.start()
+        cls.calls = RosCalls('launch_check_client')
 
     @classmethod
     def tearDownClass(cls):
-        cls.executor.shutdown(timeout_sec=2.0)
-        cls.node.destroy_node()
-        rclpy.try_shutdown(context=cls.context)
+        cls.calls.close()
 
     def call(self, srv_type, name, request):
-        client = self.node.create_client(srv_type, name)
-        self.assertTrue(client.wait_for_service(timeout_sec=30.0), f'{name} did not appear')
-        done = threading.Event()
-        future = client.call_async(request)
-        future.add_done_callback(lambda _: done.set())
-        self.assertTrue(done.wait(30.0), f'{name} did not answer')
-        return future.result()
+        return self.calls.request(srv_type, name, request, timeout=30.0)
 
     def test_node_serves_its_model(self, proc_output, model):
         from loink_msgs.srv import GetModelInfo, Solve

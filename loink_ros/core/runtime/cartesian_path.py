@@ -43,7 +43,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation, Slerp
 
 from loink_ros.core.compiled.compiled_kernel import ACCEPT, PLAN_ON_TARGET, PlanQuery, PlanSettings
 from loink_ros.core.runtime.continuation import step_reach
@@ -126,6 +125,8 @@ def interpolate(start: PoseTarget, waypoints: list[PoseTarget],
     position linear and the orientation by slerp, in floor(max(d / max_step, angle /
     (3.5 max_step))) + 1 equal steps a segment. Returns the poses (start first) and, for each
     waypoint, the index of its pose."""
+    # scipy.spatial takes ~0.4 s to import: the first path pays it, not every node start.
+    from scipy.spatial.transform import Rotation, Slerp
     poses, ends = [start], []
     previous = start
     for waypoint in waypoints:

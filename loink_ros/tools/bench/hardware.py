@@ -331,10 +331,7 @@ def plan_path(client: mock_robot.RobotClient, node: str, start: np.ndarray | Non
         request.start_state.joint_state.name = JOINTS
         request.start_state.joint_state.position = [float(v) for v in start]
     request.waypoints = [pose_message(position, rotation).pose for position in positions]
-    service = client.kept('service', GetCartesianPath, f'{node}/compute_cartesian_path')
-    if not service.wait_for_service(timeout_sec=10.0):
-        raise TimeoutError(f'{node}/compute_cartesian_path did not appear')
-    response = client.calls.call(service, request, 30.0)
+    response = client.calls.request(GetCartesianPath, f'{node}/compute_cartesian_path', request, 30.0)
     if response.error_code.val != 1 or response.fraction != 1.0:   # MoveItErrorCodes.SUCCESS
         raise RuntimeError(f'compute_cartesian_path: code {response.error_code.val}, '
                            f'fraction {response.fraction}')

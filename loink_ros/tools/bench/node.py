@@ -135,7 +135,8 @@ def measure(calls: RosCalls, work: Workload, clients: int) -> dict:
         return latencies, outcomes
 
     for handle in handles:
-        for request in work.requests[:WARMUP // clients + 1]:
+        calls.first_call(handle, work.requests[0], REPLY_TIMEOUT)
+        for request in work.requests[1:WARMUP // clients + 1]:
             calls.call(handle, request, REPLY_TIMEOUT)
     began = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
@@ -182,9 +183,8 @@ def over_floor(figures: dict, floor: dict) -> dict[str, float]:
 
 def node_parameters(calls: RosCalls, prefix: str, names: list[str]) -> list:
     """ParameterValue messages of the node's parameters, through its parameter service."""
-    client = calls.node.create_client(GetParameters, f'{prefix}/get_parameters')
-    client.wait_for_service(timeout_sec=REPLY_TIMEOUT)
-    return list(calls.call(client, GetParameters.Request(names=names), REPLY_TIMEOUT).values)
+    return list(calls.request(GetParameters, f'{prefix}/get_parameters',
+                              GetParameters.Request(names=names), REPLY_TIMEOUT).values)
 
 
 def reachable_tasks(info: GetModelInfo.Response, count: int,
@@ -295,9 +295,10 @@ def timed_stream(calls: RosCalls, prefix: str, counts_prefix: str, publisher, an
             'latency_ms_p99': float(np.percentile(latencies, 99)) if len(latencies) else None}
 
 
-def stream_figures(calls: RosCalls, prefix: str, tasks: np.ndarray, rate: float) -> dict:
-    """TaskTarget targets at `rate` for STREAM_SECONDS (timed_stream)."""
-    count = int(rate * STREAM_SECONDS)
+def stream_figures(calls: RosCalls, prefix: str, tasks: np.ndarray, rate: float,
+                   seconds: float = STREAM_SECONDS) -> dict:
+    """TaskTarget targets at `rate` for `seconds` (timed_stream)."""
+    count = int(rate * seconds)
     arrivals: list[tuple[float, int]] = []
     publisher = calls.node.create_publisher(TaskTarget, f'{prefix}/target', 10)
     answers = calls.node.create_subscription(  # deep: this side must not lose answers
@@ -342,21 +343,19 @@ def pose_stream_figures(calls: RosCalls, prefix: str, problem: KinematicProblem,
 def bench_pose_stream(calls: RosCalls, namespace: str, seed: int) -> dict:
     """The pose stream of a node that is up at <namespace>/loink_node, at POSE_STREAM_HZ."""
     prefix = resolve('~', namespace)
-    info_client = calls.node.create_client(GetModelInfo, f'{prefix}/get_model_info')
-    info_client.wait_for_service(timeout_sec=30.0)
-    info = calls.call(info_client, GetModelInfo.Request(), REPLY_TIMEOUT)
+    info = calls.request(GetModelInfo, f'{prefix}/get_model_info', GetModelInfo.Request(), 30.0)
     problem = problem_for_model(load_model(info.model_name))
     return {'model': info.model_name, 'model_version': info.model_version,
             'load_average_1min_before': os.getloadavg()[0],
             'pose_stream': pose_stream_figures(calls, prefix, problem, POSE_STREAM_HZ, seed)}
 
 
-def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
-    """Measure a node that is up at <namespace>/loink_node."""
+def bench(calls: RosCalls, namespace: str, count: int, seed: int,
+          stream_seconds: float = STREAM_SECONDS) -> dict:
+    """Measure a node that is up at <namespace>/loink_node (each stream rate for
+    `stream_seconds`)."""
     prefix = resolve('~', namespace)
-    info_client = calls.node.create_client(GetModelInfo, f'{prefix}/get_model_info')
-    info_client.wait_for_service(timeout_sec=30.0)
-    info = calls.call(info_client, GetModelInfo.Request(), REPLY_TIMEOUT)
+    info = calls.request(GetModelInfo, f'{prefix}/get_model_info', GetModelInfo.Request(), 30.0)
     tasks, orientations = reachable_tasks(info, count, seed)
     result = {'model': info.model_name, 'model_version': info.model_version,
               'load_average_1min_before': os.getloadavg()[0],
@@ -377,7 +376,8 @@ def bench(calls: RosCalls, namespace: str, count: int, seed: int) -> dict:
         result[key].update({'floor': {'server': f'empty rclpy service, same types, {kind} '
                                       f'executor ({threads} threads if multi_threaded)', **floor},
                             **over_floor(result[key], floor)})
-    result['stream'] = [stream_figures(calls, prefix, tasks, rate) for rate in STREAM_RATES]
+    result['stream'] = [stream_figures(calls, prefix, tasks, rate, stream_seconds)
+                        for rate in STREAM_RATES]
     return result
 
 
