@@ -31,6 +31,7 @@ EXPECTED = {
     'InProcess.MissingCorruptAndStaleFilesAreRefusedAtInitialize',
     'InProcess.AModelOfOtherJointsIsRefused', 'InProcess.ALibraryBuiltForAnotherCpuIsRefusedNotRun',
     'InProcess.TwoGroupsInOneProcessAnswerAtOnceFromManyThreads',
+    'InProcess.AGoalAskedAgainWithOtherSeedsGetsTheRankedAnswersInTurn',
     'InProcess.AFailedContinuationAnswersAtOnceOrApproximately', 'InProcess.AnApproximateCallMovesFromItsSeed',
 }
 

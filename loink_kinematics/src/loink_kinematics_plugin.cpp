@@ -286,8 +286,17 @@ bool LOInKKinematicsPlugin::search(const geometry_msgs::msg::Pose& ik_pose, cons
   if (!validRequest(seed, consistency_limits, error_code))
     return false;
   if (inprocess_)
+  {
+    // Turns only where the seed plays no part but to be continued (no seed weight, no
+    // approximate call: those follow their seed).
+    const unsigned turn = seed_weight > 0.0 || approximate ?
+                              0 :
+                              goal_samples_.turn(toEigen(ik_pose), seed, InProcessSolver::monotonicNow());
+    if (turn > 0)
+      return searchInTurn(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code, turn);
     return searchInProcess(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code,
                            seed_weight, 1, nullptr, approximate);
+  }
   // Ranked alternatives only for a callback that may reject answers, or for all of them.
   const unsigned count = solution_callback || all ? static_cast<unsigned>(std::max(1, solutions_per_call_)) : 1;
   const ServiceSolver::Accept accept = [&](const std::vector<double>& q) {
@@ -361,6 +370,21 @@ bool LOInKKinematicsPlugin::searchInProcess(const geometry_msgs::msg::Pose& ik_p
   error_code.val = MoveItErrorCodes::SUCCESS;
   if (all)
     *all = std::move(outcome);
+  return true;
+}
+
+bool LOInKKinematicsPlugin::searchInTurn(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed,
+                                         double timeout, const std::vector<double>& consistency_limits,
+                                         std::vector<double>& solution, const IKCallbackFn& solution_callback,
+                                         moveit_msgs::msg::MoveItErrorCodes& error_code, unsigned turn) const
+{
+  const unsigned count = std::min(turn + 1, static_cast<unsigned>(std::max(1, solutions_per_call_)));
+  InProcessSolver::Outcome outcome;
+  if (!searchInProcess(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code, 0.0,
+                       count, &outcome))
+    return false;
+  if (!outcome.continued)
+    solution = outcome.answers[turn % outcome.answers.size()];
   return true;
 }
 

@@ -25,6 +25,7 @@
 #include <pluginlib/class_loader.hpp>
 #include <rclcpp/rclcpp.hpp>
 
+#include "loink_kinematics/goal_samples.hpp"
 #include "loink_kinematics/model_library.hpp"
 #include "loink_kinematics/pose_conversion.hpp"
 #include "robot_model_files.hpp"
@@ -439,6 +440,55 @@ TEST(InProcess, ALibraryBuiltForAnotherCpuIsRefusedNotRun)
 TEST(InProcess, AModelOfOtherJointsIsRefused)
 {
   EXPECT_FALSE(initialized(modelParameters("panda_arm", env("LOINK_OTHER_MODEL"))));
+}
+
+TEST(InProcess, AGoalAskedAgainWithOtherSeedsGetsTheRankedAnswersInTurn)
+{
+  // OMPL's goal sampling: one pose goal, far random seeds, call after call. A fresh instance:
+  // the shared one remembers the other tests' goals.
+  auto solver = initialized(modelParameters("panda_arm", env("LOINK_MODEL")));
+  ASSERT_TRUE(solver);
+  std::size_t several = 0, alternated = 0;
+  for (std::size_t k = 0; k < 10; ++k)
+  {
+    const Reference& r = world->references[k];
+    std::vector<std::vector<double>> ranked;
+    kinematics::KinematicsResult result;
+    ASSERT_TRUE(solver->getPositionIK({ r.pose }, world->middle, ranked, result, kinematics::KinematicsQueryOptions()));
+    std::vector<std::vector<double>> answers;
+    std::vector<double> seed = world->middle;
+    for (int call = 0; call < 4; ++call)
+    {
+      seed[0] = world->middle[0] + 1e-3 * call;   // another seed, as far from the pose
+      std::vector<double> q;
+      MoveItErrorCodes code;
+      ASSERT_TRUE(solver->searchPositionIK(r.pose, seed, 1.0, q, code));
+      expectAt(q, r.pose);
+      answers.push_back(q);
+    }
+    EXPECT_LE(largestDifference(answers[0], r.q), 1e-9);   // the first: the optimum
+    // The same query again: the same answer.
+    std::vector<double> again;
+    MoveItErrorCodes code;
+    ASSERT_TRUE(solver->searchPositionIK(r.pose, seed, 1.0, again, code));
+    EXPECT_LE(largestDifference(again, answers[3]), 1e-12);
+    // Two ranked answers or more (the multiple-solution call adds the one near the seed).
+    if (ranked.size() >= 3)
+    {
+      ++several;
+      EXPECT_GT(largestDifference(answers[1], answers[0]), 0.05);
+      alternated += largestDifference(answers[1], answers[0]) > 0.05;
+    }
+  }
+  std::cout << "goals with several answers: " << several << ", alternated: " << alternated << std::endl;
+  EXPECT_GE(several, 5u);
+  // Not asked for longer than the window: a goal again, its optimum first.
+  std::this_thread::sleep_for(std::chrono::duration<double>(loink_kinematics::GoalSamples::WINDOW_S + 0.1));
+  std::vector<double> q, seed = world->middle;
+  seed[1] += 0.01;
+  MoveItErrorCodes code;
+  ASSERT_TRUE(solver->searchPositionIK(world->references[0].pose, seed, 1.0, q, code));
+  EXPECT_LE(largestDifference(q, world->references[0].q), 1e-9);
 }
 
 TEST(InProcess, TwoGroupsInOneProcessAnswerAtOnceFromManyThreads)

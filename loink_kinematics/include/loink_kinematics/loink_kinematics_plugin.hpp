@@ -15,6 +15,7 @@
 #include <moveit/robot_model/link_model.hpp>
 #include <rclcpp/rclcpp.hpp>
 
+#include "loink_kinematics/goal_samples.hpp"
 #include "loink_kinematics/inprocess_solver.hpp"
 #include "loink_kinematics/service_solver.hpp"
 
@@ -97,6 +98,13 @@ private:
                        const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
                        double seed_weight, unsigned count = 1, InProcessSolver::Outcome* outcome = nullptr,
                        bool approximate = false) const;
+  // A goal asked again with another far seed (GoalSamples' turn k > 0; OMPL's goal sampling):
+  // the k-th of the accepted ranked answers, cycling, instead of the first; a continuation
+  // stays the continuation.
+  bool searchInTurn(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
+                    const std::vector<double>& consistency_limits, std::vector<double>& solution,
+                    const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
+                    unsigned turn) const;
   // return_approximate_solution (KDL's meaning): with no solution, `closest` (the answer
   // closest to the pose; a continuation's: nearest the seed on its branch) as the solution
   // where the callback accepts it, SUCCESS; false when there is none.
@@ -143,6 +151,7 @@ private:
   double seed_consistency_{ 0.0 }, position_tolerance_{ 1e-5 }, orientation_tolerance_{ 1e-4 };
   int solutions_per_call_{ 8 };
   std::unique_ptr<InProcessSolver> inprocess_;   // null in service mode
+  mutable GoalSamples goal_samples_;             // turns of goals asked again (in-process)
 
   std::unique_ptr<ServiceSolver> service_solver_;  // null in-process
 };
