@@ -172,7 +172,11 @@ def wait_until_listed(name: str) -> None:
     pytest.fail(f'{name} never appeared in ros2 node list')
 
 
-def stop(node: Background, line: str) -> None:
+def stop(node: Background, line: str, printed_examples_ran: bool = False) -> None:
+    """Stop the node: exit 0, no traceback; where its printed examples ran, none of them
+    found no solution."""
+    if printed_examples_ran:
+        assert 'is no solution' not in node.output(), node.output()
     code = node.stop()
     assert code == 0 and 'Traceback' not in node.output(), f'{line}\n{node.output()}'
 
@@ -197,6 +201,11 @@ for _document in DOCUMENTS:
             PRINTED_BY.setdefault(started_model(_line), _line)
 
 
+def prints_examples(line: str) -> bool:
+    """A start line that also runs its node's printed examples (PRINTED_BY)."""
+    return PRINTED_BY.get(started_model(line)) == line
+
+
 @pytest.mark.parametrize('model', [model for model in MODELS if model not in PRINTED_BY])
 def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
     line = (f'ros2 run loink_ros loink_node --ros-args --params-file '
@@ -204,9 +213,8 @@ def test_ros2_run_serves_and_every_printed_example_succeeds(model, tmp_path):
     node, name = start(line, tmp_path)
     try:
         run_calls(printed(name), name, tmp_path)
-        assert 'is no solution' not in node.output(), node.output()
     finally:
-        stop(node, line)
+        stop(node, line, printed_examples_ran=True)
 
 
 def printed(name: str) -> list[str]:
@@ -229,10 +237,10 @@ def test_every_documented_ros2_line_works(document, tmp_path):
                 run_calls(calls, name, tmp_path)
                 calls.clear()
                 if node is not None:
-                    stop_started(node, started)
+                    stop(node, started, prints_examples(started))
                 node, name = start(line, tmp_path)
                 started = line
-                if PRINTED_BY[started_model(line)] == line:
+                if prints_examples(line):
                     calls.extend(printed(name))
             elif line.startswith(STANDALONE):
                 run_standalone(line)
@@ -243,14 +251,7 @@ def test_every_documented_ros2_line_works(document, tmp_path):
         run_calls(calls, name, tmp_path)
     finally:
         if node is not None:
-            stop_started(node, started)
-
-
-def stop_started(node: Background, line: str) -> None:
-    """stop(); where the node's printed examples ran, none of them found no solution."""
-    if PRINTED_BY[started_model(line)] == line:
-        assert 'is no solution' not in node.output(), node.output()
-    stop(node, line)
+            stop(node, started, prints_examples(started))
 
 
 @pytest.fixture(scope='module', autouse=True)
