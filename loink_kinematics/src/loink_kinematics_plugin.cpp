@@ -378,12 +378,22 @@ bool LOInKKinematicsPlugin::searchInTurn(const geometry_msgs::msg::Pose& ik_pose
                                          std::vector<double>& solution, const IKCallbackFn& solution_callback,
                                          moveit_msgs::msg::MoveItErrorCodes& error_code, unsigned turn) const
 {
-  const unsigned count = std::min(turn + 1, static_cast<unsigned>(std::max(1, solutions_per_call_)));
+  // First the one-answer search: a continuation (a Cartesian step, a rotation in place, whose
+  // poses match too) answers and costs as ever; ranking more answers only for a goal sample.
+  const double began = InProcessSolver::monotonicNow();
   InProcessSolver::Outcome outcome;
-  if (!searchInProcess(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code, 0.0,
-                       count, &outcome))
+  if (!searchInProcess(ik_pose, seed, timeout, consistency_limits, solution, solution_callback, error_code, 0.0, 1,
+                       &outcome))
     return false;
-  if (!outcome.continued)
+  const double left = (timeout > 0.0 ? timeout : default_timeout_) - (InProcessSolver::monotonicNow() - began);
+  if (outcome.continued || left <= 0.0)
+    return true;
+  // The turn's answer where the ranked search finds it in the time left; else the optimum.
+  const unsigned count = std::min(turn + 1, static_cast<unsigned>(std::max(1, solutions_per_call_)));
+  std::vector<double> first;
+  moveit_msgs::msg::MoveItErrorCodes ranked_code;
+  if (searchInProcess(ik_pose, seed, left, consistency_limits, first, solution_callback, ranked_code, 0.0, count,
+                      &outcome))
     solution = outcome.answers[turn % outcome.answers.size()];
   return true;
 }

@@ -444,8 +444,8 @@ TEST(InProcess, AModelOfOtherJointsIsRefused)
 
 TEST(InProcess, AGoalAskedAgainWithOtherSeedsGetsTheRankedAnswersInTurn)
 {
-  // OMPL's goal sampling: one pose goal, far random seeds, call after call. A fresh instance:
-  // the shared one remembers the other tests' goals.
+  // One pose goal, far seeds, call after call (as a sampler's random-seed attempts). A fresh
+  // instance: the shared one remembers the other tests' goals.
   auto solver = initialized(modelParameters("panda_arm", env("LOINK_MODEL")));
   ASSERT_TRUE(solver);
   std::size_t several = 0, alternated = 0;

@@ -98,9 +98,9 @@ private:
                        const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
                        double seed_weight, unsigned count = 1, InProcessSolver::Outcome* outcome = nullptr,
                        bool approximate = false) const;
-  // A goal asked again with another far seed (GoalSamples' turn k > 0; OMPL's goal sampling):
-  // the k-th of the accepted ranked answers, cycling, instead of the first; a continuation
-  // stays the continuation.
+  // A goal asked again with another seed (GoalSamples' turn k > 0): the k-th of the accepted
+  // ranked answers, cycling, instead of the first, where found within the timeout (else the
+  // first); a continuation stays the continuation, at the cost of any continuation.
   bool searchInTurn(const geometry_msgs::msg::Pose& ik_pose, const std::vector<double>& seed, double timeout,
                     const std::vector<double>& consistency_limits, std::vector<double>& solution,
                     const IKCallbackFn& solution_callback, moveit_msgs::msg::MoveItErrorCodes& error_code,
