@@ -1,6 +1,8 @@
 """Spinning until SIGINT or SIGTERM, with rclpy's own signal handlers off."""
 
 import signal
+import sys
+from collections.abc import Callable
 
 import rclpy
 from rclpy.executors import Executor, SingleThreadedExecutor
@@ -38,8 +40,22 @@ def ignore_signals() -> None:
     """Once stopped, from the main thread: further SIGINT and SIGTERM are ignored. Python
     restores the default action of a signal it handled as it exits, and a second signal
     then ended a clean stop with -15."""
+    sys.unraisablehook = _without_ignored_signal_reports(sys.unraisablehook)
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)
+
+
+def _without_ignored_signal_reports(hook: Callable) -> Callable:
+    """`hook`, silent on the report of a signal caught just before it was ignored: Python
+    prints it as 'OSError: Signal 2 ignored due to race condition' with a traceback
+    (seen under a burst of signals), and ignoring it is what was asked."""
+    ignored = {f'Signal {int(number)} ignored due to race condition'
+               for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def report(unraisable) -> None:
+        if not (isinstance(unraisable.exc_value, OSError) and str(unraisable.exc_value) in ignored):
+            hook(unraisable)
+    return report
 
 
 def spin_until(executor: Executor, stop: StopFlag) -> None:
