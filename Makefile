@@ -1,5 +1,5 @@
 SHELL := /bin/bash
-.PHONY: setup moveit ros2_control run test demo
+.PHONY: setup moveit ros2_control move_group run test demo
 
 MODEL ?= panda
 
@@ -21,6 +21,12 @@ moveit: setup
 ros2_control: moveit
 	bash scripts/setup_ros2_control.sh
 
+# MoveIt's move_group, OMPL and Servo on ros2_control and MoveIt's pieces, from
+# ../shared/move_group, for the tests and bench that run the plugin inside them (about
+# 17-20 min the first time, seconds when current; docs/MOVEIT.md "In move_group and Servo").
+move_group: ros2_control
+	bash scripts/setup_move_group.sh
+
 # The main job: loink_node on a shipped model (MODEL=panda|planar3|...), as
 # `ros2 launch loink_ros loink.launch.py model:=$(MODEL)` starts it on a real install.
 run: setup
@@ -31,7 +37,7 @@ run: setup
 # this host isolate the tests from any other ROS graph on the machine. No bytecode: `ros2 launch` loads launch files
 # from the install's share/ and would leave __pycache__ there, which the next run's
 # test_ament_index rightly reports as an entry no package declared.
-test: setup moveit ros2_control
+test: setup moveit ros2_control move_group
 	@source ./env.sh && source .ros2_control/env.sh && \
 	export ROS_DOMAIN_ID=$$(( RANDOM % 100 + 1 )) ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST \
 	  PYTHONDONTWRITEBYTECODE=1 && \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The MoveIt kinematics plugin (loink_kinematics) for its tests and bench: ../shared/moveit's
 # rclcpp, pluginlib and minimal moveit_core, plus its `harness` step (MoveIt's own
-# kinematics-plugin test with the KDL plugin), built into a cache folder outside the clone on
+# kinematics-plugin test with the KDL plugin) and its `planning` step (the rest of moveit_core
+# that move_group needs), built into a cache folder outside the clone on
 # a venv of its own, keyed on what they are built from (the cache root is
 # $LOINK_MOVEIT_CACHE, else ~/.cache/loink-moveit; about 20-25 min the first time, a second
 # or two when the key's build is there, from any clone); then loink_msgs and
@@ -96,6 +97,10 @@ else
   build_step harness
   touch "$READY"
 fi
+# The rest of moveit_core (planning scene, FCL, constraint samplers, ...), in place, for
+# move_group, OMPL and Servo (scripts/setup_move_group.sh): about 5 min the first time,
+# 3 s when current (build.sh keys the step on its sources).
+build_step planning
 exec 9>&-
 log "  took ${SECONDS} s"
 

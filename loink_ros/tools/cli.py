@@ -224,6 +224,11 @@ def cmd_bench(args) -> None:
                                  args.seconds or bench_hardware.DURATION_S,
                                  args.seed or bench_hardware.SEED), args.json)
         return
+    if args.target == 'movegroup':
+        from loink_ros.tools.bench import movegroup
+        _emit(movegroup.run(args.tasks or 70, args.cartesian_paths, args.servo_paths_movegroup,
+                            args.seed or movegroup.SEED), args.json)
+        return
     if args.target == 'moveit-cartesian':
         from loink_ros.tools.bench import moveit_cartesian
         tasks = args.tasks or moveit_cartesian.DEFAULT_LINES
@@ -468,7 +473,10 @@ def build_parser() -> argparse.ArgumentParser:
                    'moveit-cartesian (MoveIt\'s CartesianInterpolator and a Servo-like loop '
                    'through the plugin against KDL; needs scripts/setup_moveit.sh), or cartesian '
                    '(whole Cartesian paths planned at once against the pose stream and MoveIt\'s '
-                   'interpolator, --robot), or hardware (the streams driving ros2_control\'s '
+                   'interpolator, --robot), or movegroup (the plugin inside a running move_group and '
+                   'servo_node against KDL: OMPL pose goals among obstacles, Cartesian paths, '
+                   'Servo pose tracking; needs scripts/setup_move_group.sh), or hardware (the '
+                   'streams driving ros2_control\'s '
                    'trajectory and forward position controllers on a mock-hardware Panda: per '
                    'scenario (from rest beyond reach, controller and broadcaster switched off, a '
                    'target jumping 1 m, a planned path) and for smooth paths at 250 and 500 Hz, '
@@ -486,13 +494,18 @@ def build_parser() -> argparse.ArgumentParser:
                    'moveit-cartesian: the arm\'s model (default panda_full: moveit_resources\' '
                    'Panda; another model: its own URDF, the chain as the group)')
     p.add_argument('--tasks', type=int, help='number of targets (default: 500 planar3, 300 panda, '
-                   '2000 requests per client count for node; imports: 20 processes per module; '
+                   '2000 requests per client count for node; movegroup: 70 pose goals per scene; '
+                   'imports: 20 processes per module; '
                    'pose: 10000 poses; moveit-plugin: 10000 poses; stream: 200 smooth '
                    'trajectories, and a quarter as many near-singular and leaving the reach; '
                    'stream-lags: 8 smooth trajectories; cartesian: 200 smooth paths, and a '
                    'quarter as many near-singular and leaving the reach; moveit-cartesian: 500 lines, and '
                    '2/5 as many rotations and 1/5 as many circles and squares; hardware: 3 '
                    'smooth paths per rate)')
+    p.add_argument('--cartesian-paths', type=int, default=50,
+                   help='movegroup: lines and rotations through compute_cartesian_path (default 50 each)')
+    p.add_argument('--servo-paths-movegroup', type=int, default=5,
+                   help='movegroup: smooth paths tracked by MoveIt Servo (default 5)')
     p.add_argument('--servo-paths', type=int, default=20,
                    help='moveit-cartesian: smooth stream paths of the Servo-like loop (default 20)')
     p.add_argument('--namespace', help='node: bench the loink_node running in this namespace '
