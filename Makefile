@@ -10,7 +10,8 @@ setup:
 	@source ./env.sh && loink runtime
 
 # The MoveIt kinematics plugin (loink_kinematics) and MoveIt's pieces it builds against,
-# from ../shared/moveit, which must exist (about 25 min the first time; about 1.5 min in
+# with the planning step move_group needs, from ../shared/moveit, which must exist (about
+# 30 min the first time; about 1.5 min in
 # another clone once the cache has them, seconds when current).
 moveit: setup
 	bash scripts/setup_moveit.sh

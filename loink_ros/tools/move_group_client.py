@@ -43,6 +43,8 @@ from std_srvs.srv import SetBool
 from loink_ros.tools.move_group_stack import BASE, GROUP, JOINTS, TIP
 
 SUCCESS = 1
+# Seconds after which a new client's first request is sent again (MoveGroupClient.call).
+RESENDS = (0.5, 1.0, 2.0)
 
 
 def pose_message(pose: np.ndarray) -> Pose:
@@ -73,19 +75,25 @@ def arm_state(q: np.ndarray) -> RobotState:
     return state
 
 
-def _limits(urdf: str) -> list:
-    """The arm joints' <limit> elements (the URDF's joints, not a ros2_control block's)."""
-    joints = {j.get('name'): j.find('limit') for j in ElementTree.fromstring(urdf).findall('joint')}
+def _arm_joints(urdf: str) -> list:
+    """The arm's <joint> elements (the URDF's joints, not a ros2_control block's)."""
+    joints = {j.get('name'): j for j in ElementTree.fromstring(urdf).findall('joint')}
     return [joints[name] for name in JOINTS]
 
 
 def joint_limits(urdf: str) -> np.ndarray:
-    """(7, 2) lower and upper limits of the arm's joints in the URDF."""
-    return np.array([[float(limit.get('lower')), float(limit.get('upper'))] for limit in _limits(urdf)])
+    """(7, 2) lower and upper bounds of the arm's joints as MoveIt's RobotModel takes them
+    from the URDF: the safety controller's soft limits where given, else <limit>."""
+    rows = []
+    for joint in _arm_joints(urdf):
+        soft, limit = joint.find('safety_controller'), joint.find('limit')
+        rows.append([float(limit.get('lower')), float(limit.get('upper'))] if soft is None else
+                    [float(soft.get('soft_lower_limit')), float(soft.get('soft_upper_limit'))])
+    return np.array(rows)
 
 
 def velocity_limits(urdf: str) -> np.ndarray:
-    return np.array([float(limit.get('velocity')) for limit in _limits(urdf)])
+    return np.array([float(joint.find('limit').get('velocity')) for joint in _arm_joints(urdf)])
 
 
 def box(name: str, size: tuple[float, float, float], centre: tuple[float, float, float]) -> CollisionObject:
@@ -163,18 +171,29 @@ class MoveGroupClient:
         return np.array([t for t, _ in kept]), np.array([q for _, q in kept])
 
     def call(self, kind, name: str, request, timeout: float = 60.0):
+        """The reply to `request` on service `name`. A new client's first request is sent
+        again after RESENDS s (the first reply wins): Fast DDS can match the request path of
+        a just-discovered service before its reply path, and a reply sent between is lost."""
         client = self._clients.get(name)
+        resends = RESENDS if client is None else ()
         if client is None:
             client = self._clients[name] = self.node.create_client(kind, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise TimeoutError(f'{name} not offered within {timeout} s')
-        done = threading.Event()
-        future = client.call_async(request)
-        future.add_done_callback(lambda _: done.set())
-        if not done.wait(timeout):
-            client.remove_pending_request(future)
+        done, futures = threading.Event(), []
+        began = time.monotonic()
+        for wait in (*resends, timeout):
+            futures.append(client.call_async(request))
+            futures[-1].add_done_callback(lambda _: done.set())
+            if done.wait(max(0.0, min(wait, timeout - (time.monotonic() - began)))):
+                break
+        answered = [f for f in futures if f.done()]
+        for future in futures:
+            if not future.done():
+                client.remove_pending_request(future)
+        if not answered:
             raise TimeoutError(f'{name} did not answer within {timeout} s')
-        return future.result()
+        return answered[0].result()
 
     def fk(self, q: np.ndarray) -> np.ndarray:
         request = GetPositionFK.Request(fk_link_names=[TIP], robot_state=arm_state(q))

@@ -20,6 +20,8 @@ import argparse
 import json
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -73,10 +75,21 @@ def started(folder: Path, solver: str, servo: bool) -> tuple[MoveGroupStack, Mov
         client.call(GetPositionIK, '/compute_ik', GetPositionIK.Request(), timeout=90.0)
         if not wait_until(lambda: len(client.states) > 10, 30.0):
             raise RuntimeError('no /joint_states from the joint_state_broadcaster')
+        # move_group answers before it has the world -> panda_link0 transform.
+        if not wait_until(lambda: _answers_fk(client), 30.0, step=0.2):
+            raise RuntimeError('move_group answered no /compute_fk within 30 s')
     except Exception:
         stop(stack, client)
         raise
     return stack, client
+
+
+def _answers_fk(client: MoveGroupClient) -> bool:
+    try:
+        client.fk(np.array(READY))
+        return True
+    except RuntimeError:
+        return False
 
 
 def stop(stack: MoveGroupStack, client: MoveGroupClient) -> dict[str, int]:
@@ -161,7 +174,7 @@ def cartesian_bench(client: MoveGroupClient, limits: np.ndarray, count: int, see
     for index, family in enumerate(('lines', 'rotations')):
         rng = np.random.default_rng([seed, 100 + index])
         completed = jumps = 0
-        seconds, largest = [], 0.0
+        seconds, fractions, largest = [], [], 0.0
         for start, end in cartesian_cases(client, limits, family, count, rng):
             began = time.perf_counter()
             response = client.cartesian([end], start)
@@ -171,9 +184,10 @@ def cartesian_bench(client: MoveGroupClient, limits: np.ndarray, count: int, see
             largest = max(largest, step)
             jumps += step > JUMP
             completed += response.fraction >= 1.0 - 1e-9 and step <= JUMP
+            fractions.append(round(response.fraction, 4))
         out[family] = {'paths': count, 'completed_without_a_jump': completed / count,
                        'paths_with_a_jump': int(jumps), 'largest_joint_step_rad': largest,
-                       'time_per_path_s': summary(seconds)}
+                       'time_per_path_s': summary(seconds), 'fractions': fractions}
     return out
 
 
@@ -236,9 +250,22 @@ def servo_bench(client: MoveGroupClient, cases: list[dict], speed_limits: np.nda
             'final_error_m': summary([r['final_error_m'] for r in runs]), 'runs': runs}
 
 
-def bench(solver: str, goals: int, cartesian: int, servo_cases: list[dict], seed: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix=f'movegroup_{solver}_') as folder:
-        stack, client = started(Path(folder), solver, servo=bool(servo_cases))
+@contextmanager
+def work_folder(keep: Path | None, prefix: str) -> Iterator[Path]:
+    """`keep` (made if missing; the processes' logs and parameter files stay there), else a
+    temporary folder."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as name:
+        yield Path(name)
+
+
+def bench(solver: str, goals: int, cartesian: int, servo_cases: list[dict], seed: int,
+          keep: Path | None = None) -> dict:
+    with work_folder(keep, f'movegroup_{solver}_') as folder:
+        stack, client = started(folder, solver, servo=bool(servo_cases))
         try:
             limits, speeds = joint_limits(stack.urdf), velocity_limits(stack.urdf)
             return {'kinematics': solver,
@@ -258,13 +285,15 @@ def main() -> None:
     parser.add_argument('--servo-cases', type=Path, help='bench: a JSON list of {start, poses}')
     parser.add_argument('--seed', type=int, default=SEED)
     parser.add_argument('--out', type=Path, required=True)
+    parser.add_argument('--keep', type=Path, help='a folder for the processes\' logs and '
+                        'parameter files (move_group.yaml, servo.yaml); default: a temporary one')
     args = parser.parse_args()
     if args.what == 'checks':
         from loink_ros.tools.bench.move_group_checks import checks
-        result = checks(args.kinematics)
+        result = checks(args.kinematics, args.keep)
     else:
         cases = json.loads(args.servo_cases.read_text()) if args.servo_cases else []
-        result = bench(args.kinematics, args.goals, args.cartesian, cases, args.seed)
+        result = bench(args.kinematics, args.goals, args.cartesian, cases, args.seed, args.keep)
     args.out.write_text(json.dumps(result, indent=1, default=lambda value: value.item()))  # numpy scalars
 
 
