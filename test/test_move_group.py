@@ -39,18 +39,19 @@ def test_a_moveit_user_step_works(checks, name):
     assert result['ok'], (result, checks['logs'])
 
 
-def test_loink_bench_movegroup_compares_both_solvers_on_the_same_goals():
-    """The bench, small: both solvers' processes answer every scene's goals and the Cartesian
-    paths, and the comparison reads both (Servo tracking: the checks above)."""
-    from loink_ros.tools.bench import movegroup
-    result = movegroup.run(goals=2, cartesian=2, servo_paths=0)
-    for solver in movegroup.SOLVERS:
-        scenes = result[solver]['scenes']
-        assert set(scenes) == {'pillars', 'shelf', 'boxes'}
-        assert all(1 <= s['plans_found'] <= s['goals'] == 2 for s in scenes.values()), scenes
-        assert all(s['largest_end_error_m'] < 2e-3 for s in scenes.values()), scenes
-        for family in ('lines', 'rotations'):
-            assert len(result[solver]['cartesian'][family]['fractions']) == 2
-    assert result['loink']['kinematics'] == 'loink' and result['kdl']['kinematics'] == 'kdl'
-    ratios = result['loink_vs_kdl']['planning_time_median_ratio']
-    assert 0.0 < ratios['min'] <= ratios['max'] < 100.0
+
+def test_the_benchs_sections_measure_a_scene_and_cartesian_paths(checks):
+    """`loink bench movegroup`'s sections, small, on the same processes: a scene's goals
+    planned, one line and one rotation, and the comparison read from two results."""
+    from loink_ros.tools.bench.movegroup import comparison
+    sample = checks['bench_sample']
+    scene = sample['scenes']['pillars']
+    assert 1 <= scene['plans_found'] <= scene['goals'] == 2, scene
+    assert scene['largest_end_error_m'] < 2e-3 and scene['planning_time_s']['median'] > 0.0, scene
+    for family in ('lines', 'rotations'):
+        assert len(sample['cartesian'][family]['fractions']) == 1
+        assert sample['cartesian'][family]['paths_with_a_jump'] == 0, sample['cartesian']
+    compared = comparison(sample, sample)
+    assert compared['planning_time_median_ratio'] == {'min': 1.0, 'max': 1.0}
+    assert compared['targets']['plans_found_at_least_kdl_in_every_scene']
+    assert not compared['targets']['lower_goal_posture_in_every_scene']   # equal is not lower

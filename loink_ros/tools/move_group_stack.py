@@ -165,14 +165,15 @@ class MoveGroupStack:
                                  '--frame-id', 'world', '--child-frame-id', BASE])
 
     def spawn_controllers(self) -> None:
-        for name in ('joint_state_broadcaster', CONTROLLER):
-            done = subprocess.run([executable('controller_manager', 'spawner'), name,
-                                   '--controller-manager', '/controller_manager',
-                                   '--controller-manager-timeout', '60'],
-                                  capture_output=True, text=True, timeout=90)
-            (self.folder / f'spawner_{name}.log').write_text(done.stdout + done.stderr)
-            if done.returncode != 0:
-                raise RuntimeError(f'spawner {name} failed: {done.stderr[-500:]}')
+        """The joint state broadcaster and the JTC, loaded and activated by one spawner."""
+        names = ['joint_state_broadcaster', CONTROLLER]
+        done = subprocess.run([executable('controller_manager', 'spawner'), *names,
+                               '--controller-manager', '/controller_manager',
+                               '--controller-manager-timeout', '60'],
+                              capture_output=True, text=True, timeout=90)
+        (self.folder / 'spawner.log').write_text(done.stdout + done.stderr)
+        if done.returncode != 0:
+            raise RuntimeError(f'spawner {" ".join(names)} failed: {done.stderr[-500:]}')
 
     def start_move_group(self) -> None:
         path = write_parameters(self.folder / 'move_group.yaml', 'move_group',

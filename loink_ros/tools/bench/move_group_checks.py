@@ -11,7 +11,17 @@ import numpy as np
 from moveit_msgs.srv import GetPositionIK, ServoCommandType
 from scipy.spatial.transform import Rotation
 
-from loink_ros.tools.bench.move_group_runs import JUMP, SCENES, motion_figures, started, stop, work_folder
+from loink_ros.tools.bench.move_group_runs import (
+    JUMP,
+    SCENES,
+    SEED,
+    cartesian_bench,
+    motion_figures,
+    scene_bench,
+    started,
+    stop,
+    work_folder,
+)
 from loink_ros.tools.move_group_client import (
     SUCCESS,
     MoveGroupClient,
@@ -172,6 +182,10 @@ def checks(solver: str, keep: Path | None = None) -> dict:
                     out[name] = step()
                 except Exception as error:   # noqa: BLE001 - one failed check, the others still run
                     out[name] = {'ok': False, 'exception': f'{type(error).__name__}: {error}'}
+            # The bench's own sections, small, on the same processes (test_move_group).
+            out['bench_sample'] = {'kinematics': solver,
+                                   'scenes': {'pillars': scene_bench(client, limits, 'pillars', 2, SEED)},
+                                   'cartesian': cartesian_bench(client, limits, 1, SEED)}
         finally:
             exits = stop(stack, client)
             out['logs'] = {name: _warnings(stack.log(name)) for name in stack.processes}
