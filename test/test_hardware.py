@@ -168,8 +168,8 @@ def measured(robot: Robot, run: scenarios.Run, limits) -> dict:
     """The run's measures (bench/hardware.py), asserted and printed: the commands within every
     limit (trajectory commands: up to COMMAND_SLACK, no seam over a cycle, none refused by
     the controller; forward commands, which carry no time: their velocity over
-    FORWARD_WINDOW_S up to FORWARD_SLACK); /joint_states without a jump and within STATE_SLACK
-    differenced over STATE_STRIDE updates (the velocity, and the acceleration and jerk of 99 %
+    FORWARD_WINDOW_S up to FORWARD_SLACK); /joint_states differenced over STATE_STRIDE updates
+    without a jump and within STATE_SLACK (the velocity, and the acceleration and jerk of 99 %
     of the samples): over one update the stamps' timing shows, e.g. a velocity of 1.06 in CI
     where the commands kept 1.00002 (motion_measures.joint_state_peaks)."""
     result = scenarios.measure(robot.client, run, limits)
@@ -187,7 +187,10 @@ def measured(robot: Robot, run: scenarios.Run, limits) -> dict:
         # command came last, and the node's timer does not keep step with its updates on this
         # machine, so /joint_states shows steps although the commands are within the limits.
         return result
-    assert states['jumps'] == 0, states
+    # Jumps over the stride too: over one update a late stamp alone made 1.65x the velocity
+    # limit in CI (a 'jump') where the commands kept 1.00005x and the stride 1.004x; a real
+    # step shows over the stride, in its velocity if not as a jump.
+    assert strided['jumps'] == 0, (states, strided)
     assert max(strided['velocity'], strided['acceleration_p99'], strided['jerk_p99']) <= scenarios.STATE_SLACK, strided
     return result
 
