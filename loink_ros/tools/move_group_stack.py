@@ -204,9 +204,6 @@ class MoveGroupStack:
                 codes[name] = process.wait()
         return codes
 
-    def alive(self) -> dict[str, bool]:
-        return {name: process.poll() is None for name, process in self.processes.items()}
-
 
 def _signal(process: subprocess.Popen, number: int) -> None:
     try:
