@@ -11,7 +11,7 @@ import numpy as np
 from moveit_msgs.srv import GetPositionIK, ServoCommandType
 from scipy.spatial.transform import Rotation
 
-from loink_ros.tools.bench.move_group_runs import (
+from loink_ros.tools.bench.move_group_session import (
     JUMP,
     SCENES,
     SEED,

@@ -4,7 +4,7 @@ against KDL (panda_moveit_config's kinematics.yaml, as MoveIt ships it) on the s
 paths and streams in the same run; each solver in a fresh set of processes
 (loink_ros.tools.bench.move_group_runs, in .move_group/env.sh's environment).
 
-- OMPL pose goals among obstacles: per scene (move_group_runs.SCENES), pose goals at the tip
+- OMPL pose goals among obstacles: per scene (move_group_session.SCENES), pose goals at the tip
   poses of random collision-free configurations planned from "ready" with RRTConnect (5 s):
   plans found, planning time (move_group's), the goal's posture (distance from the joint
   ranges' centres) and the path's joint-space length;
