@@ -216,3 +216,40 @@ def test_the_moveit_library_of_a_described_arm_answers_full_poses(ur5, tmp_path,
         assert all(np.array_equal(a, b.q) for a, b in zip(answers, node))
         solved += found > 0
     assert solved >= 9
+
+
+def test_moveit_paths_continue_across_a_full_turn_joint_s_model_range(ur5, tmp_path, monkeypatch):
+    """`loink robot init` gives the UR5's two-turn joints one turn in the model ([-3.1415,
+    3.1415]); MoveIt's interpolator through the plugin still turns the wrist on past +/- pi,
+    and continues from a start a turn on (within the URDF's limits, beyond the model's)."""
+    from scipy.spatial.transform import Rotation
+
+    from loink_ros.core.compiled.model_library import build_library
+    from loink_ros.core.problems.registry import problem_for_model
+    from loink_ros.core.runtime.model_file import load_model
+    from loink_ros.tools import moveit_plugin
+    from loink_ros.tools.bench import moveit_cartesian
+    _, summary, _ = ur5
+    monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
+    model = load_model(summary['model'])
+    problem = problem_for_model(model)
+    assert problem.upper[5] < np.pi < 6.28   # the model's one turn; the URDF's two
+    build_library(model, problem)
+    robot = moveit_cartesian.arm(summary['model'], tmp_path)
+    starts = np.array([[0.3, -1.2, 1.5, -1.8, 1.2, 2.9], [0.3, -1.2, 1.5, -1.8, 1.2, 4.2]])
+    cases = []
+    for q, angle in zip(starts, (0.6, -0.6)):
+        pose = moveit_plugin.tip_poses(q[None], robot.tip, robot.urdf)[0]
+        axis = Rotation.from_quat(pose[3:]).as_matrix()[:, 2]   # tool0's z: the wrist's axis
+        cases.append('rotate ' + ' '.join(f'{v:.17g}' for v in (*q, *axis, angle)))
+    results = moveit_cartesian.run_plugin(
+        robot, 'loink_kinematics/LOInKKinematicsPlugin', moveit_cartesian.loink_parameters(robot.model),
+        cases, tmp_path)
+    for start, result in zip(starts, results):
+        states = np.array(result['states'])
+        assert result['fraction'] == 1.0, result
+        assert np.abs(np.diff(np.vstack([start, states]), axis=0)).max() < 0.1
+        assert np.abs(states[:, :5] - start[:5]).max() < 0.05   # the wrist alone turns
+    first, second = (np.array(r['states'])[-1, 5] for r in results)
+    assert abs(first - 2.9) > 0.5 and first > np.pi   # across the model's bound
+    assert abs(second - 4.2) > 0.5 and second > np.pi

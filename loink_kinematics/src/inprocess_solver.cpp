@@ -8,6 +8,7 @@
 
 #include <moveit/robot_model/joint_model.hpp>
 #include <moveit/robot_model/link_model.hpp>
+#include <moveit/robot_model/revolute_joint_model.hpp>
 
 namespace loink_kinematics
 {
@@ -15,6 +16,16 @@ namespace
 {
 // Two placements closer than this (m and rad) are the same: a frame is rigid with another.
 constexpr double RIGID = 1e-9;
+// A model range this close to 2 pi is a full turn (`loink robot init` writes +/-3.1415).
+constexpr double FULL_TURN_SLACK = 1e-3;
+
+// A revolute joint whose model range is a full turn already holds every posture of it: the
+// same poses repeat a turn on, so the group's wider bounds are the arm's, not the model's.
+bool fullTurn(const moveit::core::JointModel& joint, double lower, double upper)
+{
+  const auto* revolute = dynamic_cast<const moveit::core::RevoluteJointModel*>(&joint);
+  return revolute && !revolute->isContinuous() && upper - lower >= 2.0 * M_PI - FULL_TURN_SLACK;
+}
 
 bool same(const Eigen::Isometry3d& a, const Eigen::Isometry3d& b)
 {
@@ -85,7 +96,8 @@ std::unique_ptr<InProcessSolver> InProcessSolver::create(const moveit::core::Joi
       error = std::string("model ") + options.model + "'s frame " + frame + " is not in the robot model";
       return nullptr;
     }
-  // The group's bounds and the model's limits, both: answers must satisfy MoveIt's bounds.
+  // The group's bounds and the model's limits, both (answers must satisfy MoveIt's bounds),
+  // but on a full-turn joint the group's alone: paths continue across the model's +/- pi.
   const auto& joints = group.getActiveJointModels();
   const std::size_t n = joints.size();
   self->lower_.resize(n);
@@ -94,8 +106,9 @@ std::unique_ptr<InProcessSolver> InProcessSolver::create(const moveit::core::Joi
   {
     const int g = self->to_model_[k];
     const auto& bounds = joints[g]->getVariableBounds()[0];
-    self->lower_[g] = std::max(bounds.min_position_, data.lower[k]);
-    self->upper_[g] = std::min(bounds.max_position_, data.upper[k]);
+    const bool turn = fullTurn(*joints[g], data.lower[k], data.upper[k]);
+    self->lower_[g] = turn ? bounds.min_position_ : std::max(bounds.min_position_, data.lower[k]);
+    self->upper_[g] = turn ? bounds.max_position_ : std::min(bounds.max_position_, data.upper[k]);
   }
   // Tip and base offsets, the same at two configurations or the frames are not rigid.
   std::vector<double> a(n), b(n);

@@ -59,7 +59,8 @@ public:
                 unsigned count, const Accept& accept, bool approximate = false) const;
 
   const ModelLibrary& library() const { return *library_; }
-  // The group's bounds intersected with the model's limits, group order.
+  // The group's bounds intersected with the model's limits (the group's alone on a joint whose
+  // model range is a full turn), group order.
   const std::vector<double>& lower() const { return lower_; }
   const std::vector<double>& upper() const { return upper_; }
   static double monotonicNow();

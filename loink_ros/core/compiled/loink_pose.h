@@ -47,7 +47,9 @@ typedef struct {
   int position_only;          /* 1: the orientation is free */
   int count;                  /* valid answers wanted, at least 1 */
   int attempt;                /* k > 0: the k-th set of fresh starts */
-  const double *lower;        /* n: the request's bounds, inside the model's limits */
+  const double *lower;        /* n: the request's bounds, inside the model's limits but on a
+                                 joint whose model range is a full turn (the plugin gives the
+                                 group's bounds there: the same poses a turn on) */
   const double *upper;
   const double *seed;         /* n, or NULL */
   double seed_weight;         /* w > 0 with a seed: w ||q - seed||^2 joins the cost */

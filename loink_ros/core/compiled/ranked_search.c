@@ -111,8 +111,9 @@ static int continue_from_seed(const loink_pose_settings *s, const network *net, 
   enum { n = LOINK_N };
   const loink_pose_request *req = st->req;
   double from[n], reach[n], q[n], info[CONTINUE_FIELDS];
-  for (int i = 0; i < n; i++)   /* farther outside the limits: no state of the arm */
-    if (req->seed[i] < net->lower[i] - SEED_MARGIN || req->seed[i] > net->upper[i] + SEED_MARGIN) return 0;
+  for (int i = 0; i < n; i++)   /* farther outside the limits and the bounds: no state of the arm */
+    if (req->seed[i] < fmin(net->lower[i], req->lower[i]) - SEED_MARGIN ||
+        req->seed[i] > fmax(net->upper[i], req->upper[i]) + SEED_MARGIN) return 0;
   memcpy(from, req->seed, sizeof from);
   clip(n, req->lower, req->upper, from);
   if (!continuation_reach(s, req->target, req->position_only, from, req->approximate, reach)) return 0;

@@ -325,12 +325,13 @@ class PoseSolver:
                       upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """(the seed clipped into the bounds, each joint's reach) where the request is a
         continuation, else None: no seed, a seed weight, a seed farther than SEED_MARGIN
-        outside the limits (no state of the arm) or, unless the request is approximate, one
-        whose pose is not beside the target."""
+        outside the limits and the bounds (no state of the arm) or, unless the request is
+        approximate, one whose pose is not beside the target."""
         if request.seed is None or self._weight(request) > 0.0:
             return None
         seed, problem = np.asarray(request.seed, float), self.problem
-        if np.any(seed < problem.lower - SEED_MARGIN) or np.any(seed > problem.upper + SEED_MARGIN):
+        if (np.any(seed < np.minimum(problem.lower, lower) - SEED_MARGIN)
+                or np.any(seed > np.maximum(problem.upper, upper) + SEED_MARGIN)):
             return None
         start = np.clip(seed, lower, upper)
         reach = continuation_reach(problem, request.target, start, request.approximate)
