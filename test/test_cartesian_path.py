@@ -9,6 +9,7 @@ from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import make_problem
 from loink_ros.core.runtime.cartesian_path import (
     BEAM,
+    UNTIMED_MAX_JOINT_STEP,
     UNTIMED_SMOOTHING,
     WIDE_BEAM,
     CartesianPlanner,
@@ -117,7 +118,8 @@ def test_an_untimed_line_is_jump_free_and_within_its_jump_thresholds(panda):
     assert np.abs(np.diff(capped.q, axis=0)).max() <= 1.5 * largest + 1e-12
     # A threshold below the steps the line needs: it stops before them, not beyond.
     stopped = panda.plan(PathRequest(poses, READY, jump=np.full(problem.dim, 0.8 * largest)))
-    assert 1 < stopped.reached == len(stopped.q) < len(poses) and 'without a jump' in stopped.reason
+    assert 1 < stopped.reached == len(stopped.q) < len(poses)
+    assert f'with no joint stepping more than {0.8 * largest:.3g} rad' in stopped.reason
     assert f'pose {stopped.reached} is reachable on its own' in stopped.reason   # the step bound stops it
     assert np.abs(np.diff(stopped.q, axis=0)).max() <= 0.8 * largest + 1e-12
     assert_on_target(problem, stopped.q, poses)
@@ -215,3 +217,83 @@ def test_the_timing_keeps_the_limits_between_the_points_and_the_cartesian_speed(
     speeds = np.linalg.norm(np.diff(positions, axis=0), axis=1) / np.diff(slow.times)
     assert speeds.max() <= 0.02 * (1 + 1e-9) and slow.times[-1] > timing.times[-1]
     assert np.all(segment_peaks(plan.q, slow).acceleration <= acceleration * (1 + 1e-6))
+
+
+def untimed(panda, poses, start=None) -> PathRequest:
+    """The service's untimed request: its smoothing and its default step bound."""
+    return PathRequest(poses, start, jump=np.full(panda.problem.dim, UNTIMED_MAX_JOINT_STEP),
+                       smoothing=UNTIMED_SMOOTHING)
+
+
+def test_the_smoothing_pass_spreads_a_hop_and_keeps_every_pose(panda):
+    """A tilt of the tool in place (public_paths' second): the beam alone hops along the
+    self-motion (a step of 4 deg where the rest move 1); the pass makes the path's objective and
+    its largest step smaller, every pose still exact, inside the limits and the step bound."""
+    from loink_ros.core.runtime import path_smoothing
+    from loink_ros.core.runtime.cartesian_path import _step_share
+    from loink_ros.tools.bench import moveit_cartesian, public_paths
+    problem = panda.problem
+    offset = problem.rigid_links()[moveit_cartesian.TIP]
+    tilt = public_paths.family_paths('tilts', 2)[1]
+    poses = [public_paths._tip(p, offset) for p in interpolate(tilt[0], tilt[1:], public_paths.SPACING)[0]]
+    request = untimed(panda, poses)
+    beam_alone = panda._plan(request, BEAM)
+    smoothed = panda.plan(request)
+    assert beam_alone.complete and smoothed.complete
+    assert_on_target(problem, smoothed.q, poses)
+    assert np.abs(np.diff(smoothed.q, axis=0)).max() <= UNTIMED_MAX_JOINT_STEP
+    shares = np.array([1.0] + [_step_share(a, b) for a, b in zip(poses[:-1], poses[1:])])
+
+    def energy(q):
+        return path_smoothing._energy(problem, q, shares, UNTIMED_SMOOTHING)
+    assert energy(smoothed.q) < 0.95 * energy(beam_alone.q)
+    assert path_shape.largest_step_deg(smoothed.q) < 0.5 * path_shape.largest_step_deg(beam_alone.q)
+
+
+def test_a_denser_path_of_the_same_poses_gets_the_same_plan(panda):
+    """An untimed plan's values are integrals along the path: 1 cm and 2.5 mm steps of one
+    line end in the same posture and move the joints as far."""
+    problem = panda.problem
+    rng = np.random.default_rng(7)
+    rng.uniform(problem.lower, problem.upper), rng.normal(size=3)
+    q0, move = rng.uniform(problem.lower, problem.upper), rng.normal(size=3)
+    start = PoseTarget(*problem.tip_pose(q0))
+    goal = PoseTarget(start.position + 0.15 * move / np.linalg.norm(move), start.rotation)
+    coarse, dense = (panda.plan(untimed(panda, interpolate(start, [goal], step)[0], q0))
+                     for step in (0.01, 0.0025))
+    assert coarse.complete and dense.complete and len(dense.q) > 3 * len(coarse.q)
+    assert np.abs(dense.q[-1] - coarse.q[-1]).max() < 0.05
+    assert path_shape.joint_length(dense.q) == pytest.approx(path_shape.joint_length(coarse.q), rel=0.05)
+
+
+def test_a_path_that_needs_a_reconfiguration_says_where_and_why(panda):
+    """Once around the base's axis, the tool turning with the path (public_paths'
+    reconfiguration path): joint 1 spans 332 deg, so the plan stops where it reaches its limit,
+    and says so; every step before it within the bound."""
+    from loink_ros.tools.bench import moveit_cartesian, public_paths
+    problem = panda.problem
+    offset = problem.rigid_links()[moveit_cartesian.TIP]
+    q0, turn = public_paths.reconfiguration_path(problem, offset)
+    poses = [public_paths._tip(p, offset) for p in interpolate(turn[0], turn[1:], public_paths.SPACING)[0]]
+    plan = panda.plan(untimed(panda, poses, q0))
+    assert 0.3 * len(poses) < plan.reached < len(poses)
+    assert f'pose {plan.reached} is reachable on its own' in plan.reason
+    assert '(panda_joint1 at its upper limit)' in plan.reason and 'reconfiguration' in plan.reason
+    assert plan.q[plan.reached - 1, 0] == pytest.approx(problem.upper[0], abs=1e-6)
+    assert_on_target(problem, plan.q[:plan.reached], poses)
+    assert np.abs(np.diff(plan.q[:plan.reached], axis=0)).max() <= UNTIMED_MAX_JOINT_STEP
+
+
+def test_the_numpy_reference_plans_an_untimed_path_the_same_way():
+    """Untimed, with the service's smoothing and step bound, poses unevenly apart (the step
+    weights): path_plan.c and the numpy reference plan alike."""
+    compiled, reference = planner(), planner(runtime='numpy')
+    problem = compiled.problem
+    start = PoseTarget(*problem.tip_pose(READY))
+    goal = PoseTarget(start.position + np.array([0.0, 0.06, 0.04]), start.rotation)
+    poses = interpolate(start, [goal], 0.01)[0]
+    poses = poses[:3] + interpolate(poses[2], [goal], 0.004)[0][1:]
+    a, b = (p.plan(untimed(p, poses, READY)) for p in (compiled, reference))
+    assert a.complete and b.complete
+    assert a.cost.mean() == pytest.approx(b.cost.mean(), rel=1e-3)
+    assert path_shape.joint_length(a.q) == pytest.approx(path_shape.joint_length(b.q), rel=1e-3)

@@ -155,6 +155,36 @@ def test_jump_thresholds_are_honoured(node, panda):
     assert relative.fraction < 1.0 and steps.max() <= 1.1 * mean * (1 + 1e-9)
 
 
+# A line of `loink bench moveit-cartesian`'s (its 16th): from a near-singular start its first
+# 1 cm step needs 8.2 deg of some joint, within the continuation's box (16.6 deg) but not
+# within CppFlow's 7.
+NEAR_SINGULAR = [-2.3391, 0.9917, -1.7413, -0.5751, -0.3315, 2.4482, -0.4956]
+NEAR_SINGULAR_MOVE = [0.0808, -0.0735, -0.0508]
+
+
+def test_the_default_step_bound_holds_where_the_request_gives_none(node, panda):
+    """`cartesian_path_max_joint_step` (0.12 rad) bounds every revolute step of a request
+    without revolute_jump_threshold; the plan stops where no step keeps it, saying so; the
+    request's threshold replaces it, and 0 (live) lifts it."""
+    from loink_ros.core.runtime.cartesian_path import UNTIMED_MAX_JOINT_STEP
+    line = request(panda, [NEAR_SINGULAR_MOVE], start=NEAR_SINGULAR)
+    bounded = plan(node, line)
+    assert bounded.error_code.val == moveit_code('SUCCESS') and bounded.fraction < 0.2
+    assert f'with no joint stepping more than {UNTIMED_MAX_JOINT_STEP:.3g} rad' in bounded.error_code.message
+    wider = plan(node, request(panda, [NEAR_SINGULAR_MOVE], start=NEAR_SINGULAR,
+                               revolute_jump_threshold=0.3))
+    assert wider.fraction == 1.0, wider.error_code.message
+    assert np.abs(np.diff(points(wider)[0], axis=0)).max() > UNTIMED_MAX_JOINT_STEP
+    whole = plan(node, request(panda, [[0, 0, 0.1], [0, 0.1, 0.1]]))   # away from singularities
+    assert whole.fraction == 1.0
+    assert np.abs(np.diff(points(whole)[0], axis=0)).max() <= UNTIMED_MAX_JOINT_STEP + 1e-9
+    assert all(r.successful for r in node.set(cartesian_path_max_joint_step=0.0))
+    try:
+        assert plan(node, line).fraction == 1.0
+    finally:
+        assert all(r.successful for r in node.set(cartesian_path_max_joint_step=UNTIMED_MAX_JOINT_STEP))
+
+
 def test_the_cartesian_speed_limit_is_honoured(node, panda):
     response = plan(node, request(panda, [[0, 0.1, 0]], cartesian_speed_limited_link='panda_link8',
                                   max_cartesian_speed=0.05))

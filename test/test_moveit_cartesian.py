@@ -59,3 +59,23 @@ def test_loink_bench_moveit_cartesian_reports_both_plugins(tmp_path):
         assert report['servo'][plugin]['calls'] == 1000
     assert report['servo']['loink']['flips'] == 0
     assert str(Path.home()) not in out.read_text()
+
+
+def test_loink_bench_public_paths_reports_every_family_and_the_reconfiguration(tmp_path):
+    """`loink bench public-paths` small: each family's plans against KDL's interpolator, why
+    each stopped plan stopped, and the reconfiguration path's stop at joint 1's limit."""
+    from loink_ros.tools.bench import public_paths
+    out = tmp_path / 'public.json'
+    done = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'bench', 'public-paths',
+                           '--tasks', '3', '--json', str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    for family in public_paths.FAMILIES:
+        figures = report['families'][family]
+        assert figures['paths'] == 3
+        plan = figures['plan']
+        stopped = round(3 * (1.0 - plan['completed']))
+        assert sum(plan['stopped_because'].values()) == stopped
+        assert plan['valid'] == plan['completed']   # every completed plan valid by CppFlow's step
+    reconfiguration = report['reconfiguration']['plan']
+    assert not reconfiguration['complete'] and 'panda_joint1 at its upper limit' in reconfiguration['reason']

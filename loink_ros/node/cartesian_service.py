@@ -75,7 +75,8 @@ class CartesianPathService:
                           f'{MAX_POSES} are planned')
         poses = [self.links.tip_target(pose, link) for pose in link_poses]
         plan = self.planner.plan(PathRequest(
-            poses, start, jump=self.jumps(request), smoothing=settings.cartesian_path_smoothing,
+            poses, start, jump=self.jumps(request, settings.cartesian_path_max_joint_step),
+            smoothing=settings.cartesian_path_smoothing,
             avoid_collisions=request.avoid_collisions and self.problem.has_collision_model))
         q, reached, reason = plan.q[:plan.reached], plan.reached, plan.reason
         if request.jump_threshold > 0.0 and len(q) > 1:
@@ -200,9 +201,11 @@ class CartesianPathService:
         """The pose of `link` (fixed to the tip) at q."""
         return self.links.link_target(PoseTarget(*self.problem.tip_pose(q)), link)
 
-    def jumps(self, request: GetCartesianPath.Request) -> np.ndarray | None:
-        """Each joint's largest step: the revolute or prismatic jump threshold (None: none)."""
-        revolute = request.revolute_jump_threshold if request.revolute_jump_threshold > 0 else np.inf
+    def jumps(self, request: GetCartesianPath.Request, default: float) -> np.ndarray | None:
+        """Each joint's largest step: the revolute (else `default`, 0: none) or prismatic jump
+        threshold (None: none)."""
+        revolute = (request.revolute_jump_threshold if request.revolute_jump_threshold > 0 else
+                    default if default > 0 else np.inf)
         prismatic = request.prismatic_jump_threshold if request.prismatic_jump_threshold > 0 else np.inf
         if math.isinf(revolute) and math.isinf(prismatic):
             return None

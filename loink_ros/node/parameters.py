@@ -9,7 +9,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.validate_topic_name import validate_topic_name
 
-from loink_ros.core.runtime.cartesian_path import UNTIMED_SMOOTHING
+from loink_ros.core.runtime.cartesian_path import UNTIMED_MAX_JOINT_STEP, UNTIMED_SMOOTHING
 from loink_ros.core.runtime.requests import MAX_SAMPLES
 from loink_ros.core.runtime.solver import RUNTIMES
 from loink_ros.node.command_output import OUTPUTS
@@ -56,6 +56,7 @@ class Settings:
     moveit_service: str
     cartesian_path_service: str
     cartesian_path_smoothing: float
+    cartesian_path_max_joint_step: float
     group_name: str
     max_samples: int
     ik_timeout: float
@@ -181,6 +182,11 @@ SPECS: dict[str, Spec] = {
                                      'the plan\'s value; 0: the cost alone (the plan glides to the '
                                      'cheapest posture as fast as each step allows).', live=True,
                                      low=0.0, high=1e6),
+    'cartesian_path_max_joint_step': Spec(UNTIMED_MAX_JOINT_STEP, 'GetCartesianPath: each '
+                                          'revolute joint\'s largest step (rad) between '
+                                          'consecutive points where the request gives no '
+                                          'revolute_jump_threshold; 0: only the continuation\'s '
+                                          'box.', live=True, low=0.0, high=3.2),
     'group_name': Spec('arm', 'MoveIt planning group this model serves.', required=True),
     'max_samples': Spec(100, 'Largest count a sample request may ask for.', live=True,
                         low=1, high=MAX_SAMPLES),

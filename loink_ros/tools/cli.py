@@ -213,6 +213,11 @@ def cmd_bench(args) -> None:
                                   args.seconds or bench_cartesian.DURATION_S,
                                   args.seed or bench_cartesian.SEED), args.json)
         return
+    if args.target == 'public-paths':
+        from loink_ros.tools.bench import public_paths
+        _emit(public_paths.run(args.tasks or public_paths.DEFAULT_PATHS, args.seed or public_paths.SEED),
+              args.json)
+        return
     if args.target == 'hsa-errors':
         from loink_ros.tools.bench import hsa_errors
         _emit(hsa_errors.run(args.model or 'hsa', args.tasks or hsa_errors.DEFAULT_TARGETS,
@@ -473,7 +478,10 @@ def build_parser() -> argparse.ArgumentParser:
                    'moveit-cartesian (MoveIt\'s CartesianInterpolator and a Servo-like loop '
                    'through the plugin against KDL; needs scripts/setup_moveit.sh), or cartesian '
                    '(whole Cartesian paths planned at once against the pose stream and MoveIt\'s '
-                   'interpolator, --robot), or movegroup (the plugin inside a running move_group and '
+                   'interpolator, --robot), or public-paths (paths in the style of the public '
+                   'IK-path benchmarks and one needing a reconfiguration, planned as the path '
+                   'service plans them, against MoveIt\'s interpolator with KDL), or movegroup '
+                   '(the plugin inside a running move_group and '
                    'servo_node against KDL: OMPL pose goals among obstacles, Cartesian paths, '
                    'Servo pose tracking; needs scripts/setup_move_group.sh), or hardware (the '
                    'streams driving ros2_control\'s '

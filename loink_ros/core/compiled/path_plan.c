@@ -55,6 +55,25 @@ static void plan_reach(const loink_pose_settings *s, const loink_plan_request *r
   for (int i = 0; i < n; i++) reach[i] = req->jump ? fmin(box, req->jump[i]) : box;
 }
 
+/* An untimed path's values are integrals along the path: pose k's cost and its step's
+ * smoothing are weighed by the pose step from k - 1 (rotations at MoveIt's 3.5 rad per m) over
+ * PLAN_STEP, so that a denser path of the same poses gets the same plan
+ * (cartesian_path._step_share). A timed one's are sums over its (even) time steps: 1. */
+#define PLAN_STEP 0.01
+#define PLAN_ROTATION_STEP 3.5
+#define PLAN_SHARE_FLOOR 1e-6
+
+static double step_share(const loink_plan_request *req, int k) {
+  if (req->times) return 1.0;
+  double e[6], position, rotation;
+  const double *target = req->poses + 12 * k;
+  pose_problem pp = {target, target + 3, req->position_only ? 3 : 6, NULL, NULL, NULL, 0.0,
+                     0.0, 0.0, 0.0};
+  pose_error(&pp, req->poses + 12 * (k - 1), e);
+  pose_errors(e, pp.rows, &position, &rotation);
+  return fmax(fmax(position, rotation / PLAN_ROTATION_STEP) / PLAN_STEP, PLAN_SHARE_FLOOR);
+}
+
 static double largest_difference(const double *a, const double *b) {
   double d = 0.0;
   for (int i = 0; i < LOINK_N; i++) d = fmax(d, fabs(a[i] - b[i]));
@@ -125,6 +144,7 @@ int loink_plan_path(const loink_pose_settings *s, const loink_plan_settings *how
     const double *previous = work + (size_t)(k - 1) * stride;
     const int size = links[(size_t)(k - 1) * (beam + 1) + beam];
     const double *target = req->poses + 12 * k;
+    const double along = step_share(req, k);   /* this step's weight */
     int count = 0;
     for (int p = 0; p < size; p++) {
       const double *q = previous + p * n;
@@ -151,7 +171,7 @@ int loink_plan_path(const loink_pose_settings *s, const loink_plan_settings *how
         double move = 0.0;
         for (int i = 0; i < n; i++) move += (q_new[i] - q[i]) * (q_new[i] - q[i]);
         memcpy(cand + count * n, q_new, sizeof(double) * n);
-        cand_value[count] = previous[beam * n + p] + how->smoothing * move + true_cost(q_new) +
+        cand_value[count] = previous[beam * n + p] + how->smoothing * move / along + along * true_cost(q_new) +
                             (on ? 0.0 : how->lag * (1.0 + 1e3 * position + 1e2 * rotation));
         cand_on[count] = on;
         cand_parent[count++] = p;

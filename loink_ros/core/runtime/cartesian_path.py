@@ -19,7 +19,11 @@ Viterbi on the beam):
    avoid_collisions, a self-colliding one is none.
 3. A candidate's value is its parent's plus cost(q) + smoothing ||q - q_parent||^2, plus LAG
    (x 1 + its pose error in mm or 10 mrad) when it lags, so that fewer lagging poses always
-   come first. The next layer keeps BEAM candidates (the on-target ones where there are any),
+   come first. An untimed path's values are integrals along it: the cost weighs s and the
+   smoothing 1 / s, s the pose's step from the last over PLAN_STEP (rotations at MoveIt's 3.5
+   rad per m), so that the same path given in denser poses gets the same plan (summed per
+   pose, a denser path would weigh the cost more and its squared steps less, and glide). The
+   next layer keeps BEAM candidates (the on-target ones where there are any),
    each more than SEPARATION (largest joint) from the others: the VALUE_SHARE lowest in value,
    the others spread as far apart as they lie (farthest-point sampling: the postures the path
    may need later are not the cheapest now).
@@ -32,6 +36,8 @@ Viterbi on the beam):
    is not: there the wider beam completed none of the continuity bench's 700 lines and
    rotations that BEAM did not (docs/CARTESIAN.md), and every path that cannot be completed
    would pay it.
+6. An untimed plan (the service's) is smoothed with every pose kept exact (path_smoothing.py):
+   where the beam hopped along the self-motion, the posture glides instead.
 
 Every edge lies inside its box, so the path never flips branch and never exceeds the
 velocity limits at a timed path's timing; every configuration lies inside the limits.
@@ -45,7 +51,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from loink_ros.core.compiled.compiled_kernel import ACCEPT, PLAN_ON_TARGET, PlanQuery, PlanSettings
+from loink_ros.core.problems.arms.rotation_chart import rotation_vector
+from loink_ros.core.problems.backends import MATH
 from loink_ros.core.runtime.continuation import step_reach
+from loink_ros.core.runtime.path_smoothing import smooth_path
 from loink_ros.core.runtime.pose_refine import DAMPING_FLOOR, PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import EXACT, PoseRequest, PoseSolver
 
@@ -66,6 +75,11 @@ LAG = 1e6
 ALONE_TIMEOUT_S = 0.05
 # MoveIt's MaxEEFStep(step): rotations are stepped at 3.5 x the translation step (rad per m).
 ROTATION_STEP_PER_METRE = 3.5
+# The pose step (m) an untimed path's cost and smoothing are weighed at as they are (step 3).
+PLAN_STEP = 0.01
+SHARE_FLOOR = 1e-6
+# A joint this near a limit (rad or m) is at it, in a stop's reason.
+AT_LIMIT = 1e-6
 
 
 # The smoothing an untimed path (GetCartesianPath's) is planned with by default: each step's
@@ -74,6 +88,10 @@ ROTATION_STEP_PER_METRE = 3.5
 # centimetre on random lines and rotations of the Panda, joint paths 2.3-2.5x MoveIt's greedy
 # interpolator's); from 100 on, as short as the greedy interpolator's (docs/CARTESIAN.md).
 UNTIMED_SMOOTHING = 1000.0
+# Each joint's largest step of an untimed path by default (rad; GetCartesianPath's
+# revolute_jump_threshold replaces it): under CppFlow's 7 deg, the step the public IK-path
+# benchmarks (CppFlow, IKFlow, TORM) call a path invalid at.
+UNTIMED_MAX_JOINT_STEP = 0.12
 
 
 @dataclass
@@ -156,12 +174,29 @@ class CartesianPlanner:
 
     def plan(self, request: PathRequest) -> PathPlan:
         plan = self._plan(request, BEAM)
+        if request.times is None:
+            return self._smoothed(request, plan)
         lost = plan.reached < len(request.poses) and len(plan.q) > 0
-        if not lost or request.times is None or self._beyond_reach(request.poses[plan.reached]):
+        if not lost or self._beyond_reach(request.poses[plan.reached]):
             return plan
         wide = self._plan(request, WIDE_BEAM)
         better = (int(wide.on_target.sum()), wide.reached) > (int(plan.on_target.sum()), plan.reached)
         return wide if better else plan
+
+    def _smoothed(self, request: PathRequest, plan: PathPlan) -> PathPlan:
+        """An untimed plan after path_smoothing's pass (step 6)."""
+        reached, n = plan.reached, self.problem.dim
+        steps = list(zip(request.poses[:reached - 1], request.poses[1:reached]))
+        shares = np.array([1.0] + [_step_share(a, b) for a, b in steps])
+        boxes = np.array([self._box(a, b) for a, b in steps]).reshape(-1, n)
+        if request.jump is not None:
+            boxes = np.minimum(boxes, request.jump)
+        collides = self.problem.self_collisions if request.avoid_collisions else None
+        q = smooth_path(self.pose_solver, request.poses[:reached], plan.q[:reached], shares,
+                        request.smoothing, request.start is not None, boxes, collides)
+        plan.q = np.vstack([q, plan.q[reached:]])
+        plan.cost = self.problem.cost(plan.q) if len(plan.q) else plan.cost
+        return plan
 
     def _plan(self, request: PathRequest, beam: int) -> PathPlan:
         first = self._first_layer(request, beam)
@@ -175,7 +210,8 @@ class CartesianPlanner:
             q, on_target = self._plan_numpy(request, first, beam)
         lagging = np.flatnonzero(~on_target)
         reached = int(lagging[0]) if len(lagging) else len(q)
-        reason = None if reached == len(request.poses) else self._why(request, reached)
+        reason = (None if reached == len(request.poses) else
+                  self._why(request, reached, q[reached - 1] if reached else None))
         return PathPlan(q, on_target, reached, reason, self.problem.cost(q), beam)
 
     def _plan_compiled(self, request: PathRequest, first: _Layer,
@@ -245,6 +281,14 @@ class CartesianPlanner:
         cost = self.problem.cost(q) if len(q) else np.empty(0)
         return _Layer(q, cost, np.full(len(q), -1), np.ones(len(q), bool))
 
+    def _box(self, before: PoseTarget, after: PoseTarget) -> np.ndarray:
+        """The continuation's box of an untimed step between two poses (as _reach's from a
+        configuration on `before`)."""
+        linear = float(np.linalg.norm(after.position - before.position))
+        angular = 0.0 if after.position_only else float(np.linalg.norm(
+            rotation_vector(MATH, (after.rotation @ before.rotation.T).tolist())))
+        return np.full(self.problem.dim, step_reach(linear, angular))
+
     def _reach(self, request: PathRequest, k: int, q: np.ndarray) -> np.ndarray:
         """Each joint's box half-width from configuration q (on pose k - 1) to pose k."""
         if request.times is not None:
@@ -257,6 +301,7 @@ class CartesianPlanner:
 
     def _next_layer(self, request: PathRequest, k: int, previous: _Layer, beam: int) -> _Layer:
         target, n = request.poses[k], self.problem.dim
+        along = 1.0 if request.times is not None else _step_share(request.poses[k - 1], target)
         candidates, values, parents, errors = [], [], [], []
         for p, q in enumerate(previous.q):
             reach = self._reach(request, k, q)
@@ -269,7 +314,7 @@ class CartesianPlanner:
                 if request.avoid_collisions and self.problem.self_collisions(q_new):
                     continue
                 candidates.append(q_new)
-                values.append(previous.value[p] + request.smoothing * float((q_new - q) @ (q_new - q)))
+                values.append(previous.value[p] + request.smoothing * float((q_new - q) @ (q_new - q)) / along)
                 parents.append(p)
                 errors.append(row[n:n + 2])
         if not candidates:
@@ -277,7 +322,7 @@ class CartesianPlanner:
         candidates, errors = np.array(candidates), np.array(errors)
         on_target = (errors[:, 0] <= EXACT[0]) & (errors[:, 1] <= EXACT[1])
         lag = LAG * (1.0 + 1e3 * errors[:, 0] + 1e2 * errors[:, 1])
-        values = np.array(values) + self.problem.cost(candidates) + np.where(on_target, 0.0, lag)
+        values = np.array(values) + along * self.problem.cost(candidates) + np.where(on_target, 0.0, lag)
         pool = np.flatnonzero(on_target) if on_target.any() else np.arange(len(candidates))
         keep = pool[_diverse(candidates[pool], values[pool], beam)]
         return _Layer(candidates[keep], values[keep], np.array(parents)[keep], on_target[keep])
@@ -292,7 +337,7 @@ class CartesianPlanner:
     def _beyond_reach(self, target: PoseTarget) -> bool:
         return float(np.linalg.norm(target.position)) > self.problem.tip_reach
 
-    def _why(self, request: PathRequest, k: int) -> str:
+    def _why(self, request: PathRequest, k: int, last: np.ndarray | None = None) -> str:
         """Why pose k is not reached: beyond the certified reach; no configuration reaches it
         at all (a goal search of ALONE_TIMEOUT_S); or reachable alone, but not from pose
         k - 1 in time or without a jump (a reconfiguration, or a posture the search lost)."""
@@ -304,14 +349,34 @@ class CartesianPlanner:
         if not alone.success:
             return (f'pose {k} is unreachable: no configuration reaches it, even on its own '
                     f'({ALONE_TIMEOUT_S:g} s search; the best: {alone.reason})')
-        step = 'within the velocity limits' if request.times is not None else 'without a jump'
+        step = ('within the velocity limits' if request.times is not None else 'without a jump'
+                if request.jump is None else
+                f'with no joint stepping more than {float(np.min(request.jump)):.3g} rad')
         return (f'pose {k} is reachable on its own, but no configuration reaches it {step} '
-                f'from pose {k - 1}: the path needs a reconfiguration there, or a posture the '
-                'search did not keep')
+                f'from pose {k - 1}{self._at_limits(last)}: the path needs a reconfiguration '
+                'there, or a posture the search did not keep')
+
+    def _at_limits(self, q: np.ndarray | None) -> str:
+        """' (joint at its upper limit, ...)' for the joints of q at a limit, or ''."""
+        if q is None:
+            return ''
+        names = [f'{name} at its {"lower" if v - lo <= AT_LIMIT else "upper"} limit'
+                 for name, v, lo, hi in zip(self.problem.joint_names, q, self.problem.lower, self.problem.upper)
+                 if v - lo <= AT_LIMIT or hi - v <= AT_LIMIT]
+        return f' ({", ".join(names)})' if names else ''
 
     def _empty(self, reason: str) -> PathPlan:
         n = self.problem.dim
         return PathPlan(np.empty((0, n)), np.empty(0, bool), 0, reason, np.empty(0))
+
+
+def _step_share(before: PoseTarget, after: PoseTarget) -> float:
+    """An untimed step's weight (step 3): its pose step over PLAN_STEP (path_plan.c's
+    step_share)."""
+    position = float(np.linalg.norm(after.position - before.position))
+    rotation = 0.0 if after.position_only else float(np.linalg.norm(
+        rotation_vector(MATH, (after.rotation @ before.rotation.T).tolist())))
+    return max(max(position, rotation / ROTATION_STEP_PER_METRE) / PLAN_STEP, SHARE_FLOOR)
 
 
 def null_direction(problem, q: np.ndarray, rows: int) -> np.ndarray:

@@ -15,7 +15,8 @@ consecutive states).
 
 Untimed paths: `loink bench moveit-cartesian`'s straight lines and rotations from random
 starts (the Panda only: moveit_resources' Panda, as MoveIt runs them), the plan taking the
-group tip's poses in MoveIt's 1 cm steps: completed paths and jumps beside the interpolator's
+group tip's poses in MoveIt's 1 cm steps as the path service plans them (its smoothing and
+default step bound): completed paths and jumps beside the interpolator's
 with either plugin, and the completed paths' shape by the public benchmarks' criteria
 (path_shape.py: CppFlow's 7 deg step, the joint-space length, the roughness), the plan against
 the interpolator with KDL on the paths both completed.
@@ -38,6 +39,7 @@ from tqdm import tqdm
 from loink_ros.core.problems.arms.velocity_limits import velocity_limits
 from loink_ros.core.problems.registry import problem_for_model
 from loink_ros.core.runtime.cartesian_path import (
+    UNTIMED_MAX_JOINT_STEP,
     UNTIMED_SMOOTHING,
     WIDE_BEAM,
     CartesianPlanner,
@@ -200,7 +202,8 @@ def _untimed(arm: moveit_cartesian.Robot, problem, planner: CartesianPlanner, fo
             q0, start, goal = _case(line, problem, offset)
             poses = [_tip(p, offset) for p in interpolate(start, [goal], MAX_STEP)[0]]
             began = time.perf_counter()
-            plan = planner.plan(PathRequest(poses, q0, smoothing=UNTIMED_SMOOTHING))
+            plan = planner.plan(PathRequest(poses, q0, jump=np.full(problem.dim, UNTIMED_MAX_JOINT_STEP),
+                                            smoothing=UNTIMED_SMOOTHING))
             dp_ms.append(1e3 * (time.perf_counter() - began) / len(poses))
             completed.append(plan.complete)
             planned.append(plan.q if plan.complete else None)
