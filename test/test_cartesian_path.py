@@ -226,16 +226,16 @@ def untimed(panda, poses, start=None) -> PathRequest:
 
 
 def test_the_smoothing_pass_spreads_a_hop_and_keeps_every_pose(panda):
-    """A tilt of the tool in place (public_paths' second): the beam alone hops along the
-    self-motion (a step of 4 deg where the rest move 1); the pass makes the path's objective and
-    its largest step smaller, every pose still exact, inside the limits and the step bound."""
+    """A circle of public_paths' (its first): the beam alone hops along the self-motion (a
+    step of 6.4 deg where the rest move 2); the pass makes the path's objective and its largest
+    step smaller, every pose still exact, inside the limits and the step bound."""
     from loink_ros.core.runtime import path_smoothing
     from loink_ros.core.runtime.cartesian_path import _step_share
     from loink_ros.tools.bench import moveit_cartesian, public_paths
     problem = panda.problem
     offset = problem.rigid_links()[moveit_cartesian.TIP]
-    tilt = public_paths.family_paths('tilts', 2)[1]
-    poses = [public_paths._tip(p, offset) for p in interpolate(tilt[0], tilt[1:], public_paths.SPACING)[0]]
+    circle = public_paths.family_paths('circles', 1)[0]
+    poses = [public_paths._tip(p, offset) for p in interpolate(circle[0], circle[1:], public_paths.SPACING)[0]]
     request = untimed(panda, poses)
     beam_alone = panda._plan(request, BEAM)
     smoothed = panda.plan(request)

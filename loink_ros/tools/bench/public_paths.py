@@ -72,11 +72,15 @@ def _unit(rng: np.random.Generator) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+def _horizontal(rng: np.random.Generator) -> np.ndarray:
+    angle = rng.uniform(-np.pi, np.pi)
+    return np.array([np.cos(angle), np.sin(angle), 0.0])
+
+
 def _centre(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """A centre in front of the arm and the tool's orientation there (pointing down)."""
     down = Rotation.from_euler('x', np.pi)
-    tilt = Rotation.from_rotvec(TILT * rng.uniform() * np.append(_unit(rng)[:2], 0.0) /
-                                max(np.linalg.norm(_unit(rng)[:2]), 1e-9))
+    tilt = Rotation.from_rotvec(TILT * rng.uniform() * _horizontal(rng))
     turn = Rotation.from_euler('z', rng.uniform(-np.pi, np.pi))
     return rng.uniform(CENTRE_LOW, CENTRE_HIGH), (tilt * turn * down).as_matrix()
 
@@ -112,8 +116,7 @@ def family_paths(family: str, count: int, seed: int = SEED) -> list[list[PoseTar
                        for sa, sb in ((-1, -1), (1, -1), (1, 1), (-1, 1), (-1, -1))]
             out.append(_polyline(corners, rotation))
         else:
-            axis = np.append(_unit(rng)[:2], 0.0)
-            axis /= np.linalg.norm(axis)
+            axis = _horizontal(rng)
             angle = rng.uniform(0.4, 1.0)
             steps = int(np.ceil(angle / TILT_SPACING))
             sweep = np.concatenate([np.linspace(0, angle, steps + 1), np.linspace(angle, -angle, 2 * steps + 1)[1:],
