@@ -55,8 +55,9 @@ from loink_ros.core.problems.arms.rotation_chart import rotation_vector
 from loink_ros.core.problems.backends import MATH
 from loink_ros.core.runtime.continuation import step_reach
 from loink_ros.core.runtime.path_smoothing import smooth_path
-from loink_ros.core.runtime.pose_refine import DAMPING_FLOOR, PoseTarget, pose_error
+from loink_ros.core.runtime.pose_refine import PoseTarget, pose_error
 from loink_ros.core.runtime.pose_solver import EXACT, PoseRequest, PoseSolver
+from loink_ros.core.runtime.self_motion import null_direction
 
 # Configurations kept per pose: VALUE_SHARE of them the lowest in value, the others farthest
 # apart; the least largest-joint difference between two of them.
@@ -377,16 +378,6 @@ def _step_share(before: PoseTarget, after: PoseTarget) -> float:
     rotation = 0.0 if after.position_only else float(np.linalg.norm(
         rotation_vector(MATH, (after.rotation @ before.rotation.T).tolist())))
     return max(max(position, rotation / ROTATION_STEP_PER_METRE) / PLAN_STEP, SHARE_FLOOR)
-
-
-def null_direction(problem, q: np.ndarray, rows: int) -> np.ndarray:
-    """A unit direction of the self-motion at q: the column of largest norm of the projector
-    I - J+ J on the pose Jacobian's null space (its only direction for a 7-joint arm's pose)."""
-    jacobian = problem.pose_jacobian(q)[:rows]
-    gram = jacobian @ jacobian.T + DAMPING_FLOOR * np.eye(rows)
-    projector = np.eye(problem.dim) - jacobian.T @ np.linalg.solve(gram, jacobian)
-    column = projector[:, int(np.argmax((projector ** 2).sum(axis=0)))]
-    return column / np.linalg.norm(column)
 
 
 def _diverse(q: np.ndarray, values: np.ndarray, beam: int) -> np.ndarray:

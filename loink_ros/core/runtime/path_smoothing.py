@@ -26,6 +26,7 @@ from scipy.linalg import solve_banded
 
 from loink_ros.core.runtime.pose_refine import PoseTarget
 from loink_ros.core.runtime.pose_solver import EXACT, PoseSolver
+from loink_ros.core.runtime.self_motion import null_direction
 
 SWEEPS = 6
 # A sweep lowering E by less than this share is the last (most paths need one or two).
@@ -34,6 +35,8 @@ SETTLED = 0.01
 TRUST = 0.2
 # Damping of the linearised problem, as a share of the smoothing term's diagonal.
 DAMPING_SHARE = 0.05
+# Newton back onto a pose stays within a configuration's move plus this (rad).
+RETURN_MARGIN = 0.05
 
 
 def smooth_path(pose_solver: PoseSolver, poses: list[PoseTarget], q: np.ndarray, shares: np.ndarray,
@@ -45,7 +48,6 @@ def smooth_path(pose_solver: PoseSolver, poses: list[PoseTarget], q: np.ndarray,
     problem = pose_solver.problem
     if len(q) < 3 or smoothing <= 0.0 or problem.dim <= poses[0].rows:
         return q
-    from loink_ros.core.runtime.cartesian_path import null_direction
     energy, largest = _energy(problem, q, shares, smoothing), _largest_step(q)
     for _ in range(SWEEPS):
         null = np.array([null_direction(problem, row, poses[0].rows) for row in q])
@@ -104,7 +106,7 @@ def _onto_poses(pose_solver: PoseSolver, poses: list[PoseTarget], moved: np.ndar
     move (+ a margin) of where it was; None where one does not reach its pose."""
     problem, out = pose_solver.problem, moved.copy()
     for k, (target, row) in enumerate(zip(poses, moved)):
-        box = reach[k] + 0.05
+        box = reach[k] + RETURN_MARGIN
         lower = np.maximum(problem.lower, before[k] - box)
         upper = np.minimum(problem.upper, before[k] + box)
         refined = pose_solver.refine(np.clip(row, lower, upper)[None], target, lower, upper, None, 0.0, 0)[0]

@@ -200,9 +200,8 @@ def _completed(result: dict) -> np.ndarray | None:
 def _shape(paths: list[np.ndarray | None]) -> dict:
     """Completed share, valid share (CppFlow's step, over all paths), the completed ones' shape."""
     done = [q for q in paths if q is not None]
-    return {'completed': len(done) / len(paths),
-            'valid': float(np.mean([path_shape.largest_step_deg(q) < path_shape.VALID_STEP_DEG
-                                    for q in done] or [0.0])) * len(done) / len(paths),
+    valid = sum(path_shape.largest_step_deg(q) < path_shape.VALID_STEP_DEG for q in done)
+    return {'completed': len(done) / len(paths), 'valid': valid / len(paths),
             **path_shape.shape_figures(done)}
 
 
