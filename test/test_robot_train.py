@@ -186,10 +186,23 @@ def test_ros2_launch_serves_the_exported_model(ur5, tmp_path):
     assert code == 0 and 'Traceback' not in node.output(), node.output()
 
 
-def test_the_moveit_library_of_a_described_arm_answers_full_poses(ur5, tmp_path, monkeypatch):
-    """`loink moveit-library <model json>` for the trained UR5 (docs/ROBOT.md's MoveIt lines):
-    the in-process plugin's library, with the URDF's limits, answers full poses as the node
-    does."""
+@pytest.fixture(scope='module')
+def ur5_library(ur5, tmp_path_factory):
+    """`loink moveit-library <model json>` for the trained UR5 (docs/ROBOT.md's MoveIt lines),
+    into a cache of its own: (the cache folder, the library's path)."""
+    import os
+    cache = tmp_path_factory.mktemp('library_cache')
+    _, summary, _ = ur5
+    built = subprocess.run([sys.executable, '-m', 'loink_ros.tools.cli', 'moveit-library', summary['model']],
+                           capture_output=True, text=True, timeout=900,
+                           env={**os.environ, 'LOINK_CACHE_DIR': str(cache)})
+    assert built.returncode == 0, built.stderr
+    return cache, built.stdout.split()[0]
+
+
+def test_the_moveit_library_of_a_described_arm_answers_full_poses(ur5, ur5_library):
+    """The in-process plugin's library of the trained UR5 (`loink moveit-library`), with the
+    URDF's limits, answers full poses as the node does."""
     from test_model_library import library_solve
 
     from loink_ros.core.compiled.model_library import load_library
@@ -199,10 +212,7 @@ def test_the_moveit_library_of_a_described_arm_answers_full_poses(ur5, tmp_path,
     from loink_ros.core.runtime.pose_solver import PoseRequest, PoseSolver
     from loink_ros.core.runtime.solver import LOInKSolver
     _, summary, _ = ur5
-    monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
-    built = loink('moveit-library', summary['model'])
-    assert built.returncode == 0, built.stderr
-    library = load_library(built.stdout.split()[0])
+    library = load_library(ur5_library[1])
     model = load_model(summary['model'])
     pose_solver = PoseSolver(LOInKSolver(model, problem_for_model(model)))
     problem = pose_solver.problem
@@ -218,23 +228,20 @@ def test_the_moveit_library_of_a_described_arm_answers_full_poses(ur5, tmp_path,
     assert solved >= 9
 
 
-def test_moveit_paths_continue_across_a_full_turn_joint_s_model_range(ur5, tmp_path, monkeypatch):
+def test_moveit_paths_continue_across_a_full_turn_joint_s_model_range(ur5, ur5_library, tmp_path, monkeypatch):
     """`loink robot init` gives the UR5's two-turn joints one turn in the model ([-3.1415,
     3.1415]); MoveIt's interpolator through the plugin still turns the wrist on past +/- pi,
     and continues from a start a turn on (within the URDF's limits, beyond the model's)."""
     from scipy.spatial.transform import Rotation
 
-    from loink_ros.core.compiled.model_library import build_library
     from loink_ros.core.problems.registry import problem_for_model
     from loink_ros.core.runtime.model_file import load_model
     from loink_ros.tools import moveit_plugin
     from loink_ros.tools.bench import moveit_cartesian
     _, summary, _ = ur5
-    monkeypatch.setenv('LOINK_CACHE_DIR', str(tmp_path))
-    model = load_model(summary['model'])
-    problem = problem_for_model(model)
+    monkeypatch.setenv('LOINK_CACHE_DIR', str(ur5_library[0]))   # where the plugin finds it
+    problem = problem_for_model(load_model(summary['model']))
     assert problem.upper[5] < np.pi < 6.28   # the model's one turn; the URDF's two
-    build_library(model, problem)
     robot = moveit_cartesian.arm(summary['model'], tmp_path)
     starts = np.array([[0.3, -1.2, 1.5, -1.8, 1.2, 2.9], [0.3, -1.2, 1.5, -1.8, 1.2, 4.2]])
     cases = []
