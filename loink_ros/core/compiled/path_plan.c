@@ -65,13 +65,17 @@ static void plan_reach(const loink_pose_settings *s, const loink_plan_request *r
 
 static double step_share(const loink_plan_request *req, int k) {
   if (req->times) return 1.0;
-  double e[6], position, rotation;
-  const double *target = req->poses + 12 * k;
-  pose_problem pp = {target, target + 3, req->position_only ? 3 : 6, NULL, NULL, NULL, 0.0,
-                     0.0, 0.0, 0.0};
-  pose_error(&pp, req->poses + 12 * (k - 1), e);
-  pose_errors(e, pp.rows, &position, &rotation);
-  return fmax(fmax(position, rotation / PLAN_ROTATION_STEP) / PLAN_STEP, PLAN_SHARE_FLOOR);
+  const double *a = req->poses + 12 * (k - 1), *b = req->poses + 12 * k;
+  double position = 0.0, rotation = 0.0, m[9];
+  for (int i = 0; i < 3; i++) position += (b[i] - a[i]) * (b[i] - a[i]);
+  if (!req->position_only) {   /* the angle of R_b R_a^T */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        m[i * 3 + j] = b[3 + i * 3] * a[3 + j * 3] + b[4 + i * 3] * a[4 + j * 3] + b[5 + i * 3] * a[5 + j * 3];
+    const double s0 = 0.5 * (m[7] - m[5]), s1 = 0.5 * (m[2] - m[6]), s2 = 0.5 * (m[3] - m[1]);
+    rotation = atan2(sqrt(s0 * s0 + s1 * s1 + s2 * s2), 0.5 * (m[0] + m[4] + m[8] - 1.0));
+  }
+  return fmax(fmax(sqrt(position), rotation / PLAN_ROTATION_STEP) / PLAN_STEP, PLAN_SHARE_FLOOR);
 }
 
 static double largest_difference(const double *a, const double *b) {
