@@ -285,10 +285,7 @@ class CartesianPlanner:
     def _box(self, before: PoseTarget, after: PoseTarget) -> np.ndarray:
         """The continuation's box of an untimed step between two poses (as _reach's from a
         configuration on `before`)."""
-        linear = float(np.linalg.norm(after.position - before.position))
-        angular = 0.0 if after.position_only else float(np.linalg.norm(
-            rotation_vector(MATH, (after.rotation @ before.rotation.T).tolist())))
-        return np.full(self.problem.dim, step_reach(linear, angular))
+        return np.full(self.problem.dim, step_reach(*_pose_step(before, after)))
 
     def _reach(self, request: PathRequest, k: int, q: np.ndarray) -> np.ndarray:
         """Each joint's box half-width from configuration q (on pose k - 1) to pose k."""
@@ -374,10 +371,16 @@ class CartesianPlanner:
 def _step_share(before: PoseTarget, after: PoseTarget) -> float:
     """An untimed step's weight (step 3): its pose step over PLAN_STEP (path_plan.c's
     step_share)."""
+    position, rotation = _pose_step(before, after)
+    return max(max(position, rotation / ROTATION_STEP_PER_METRE) / PLAN_STEP, SHARE_FLOOR)
+
+
+def _pose_step(before: PoseTarget, after: PoseTarget) -> tuple[float, float]:
+    """How far the pose moves from `before` to `after`: (m, rad)."""
     position = float(np.linalg.norm(after.position - before.position))
     rotation = 0.0 if after.position_only else float(np.linalg.norm(
         rotation_vector(MATH, (after.rotation @ before.rotation.T).tolist())))
-    return max(max(position, rotation / ROTATION_STEP_PER_METRE) / PLAN_STEP, SHARE_FLOOR)
+    return position, rotation
 
 
 def _diverse(q: np.ndarray, values: np.ndarray, beam: int) -> np.ndarray:
